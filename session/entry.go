@@ -1,0 +1,127 @@
+// Package session stores decode sessions as append-only JSONL in git: one ref
+// per session, one commit per appended batch of entries, the JSONL split into
+// chunk files of at most 64 KiB so that an append rewrites only the last one.
+package session
+
+import (
+	"encoding/json"
+	"time"
+
+	"decode/agent/llm"
+)
+
+// Version is the entry schema version written by this build.
+const Version = 1
+
+// Entry types. Readers keep and skip types they do not know.
+const (
+	TypeStart       = "start"
+	TypeUser        = "user"
+	TypeAssistant   = "assistant"
+	TypeToolCall    = "tool_call"
+	TypeToolResult  = "tool_result"
+	TypeApproval    = "approval"
+	TypeApprovalReq = "approval_request"
+	TypeSteer       = "steer"
+	TypeCompaction  = "compaction"
+	TypeFork        = "fork"
+	TypeLimit       = "limit"
+	TypeInterrupted = "interrupted"
+	TypeError       = "error"
+	TypeEnd         = "end"
+)
+
+// Entry is one line of a session's JSONL.
+type Entry struct {
+	V      int             `json:"v"`
+	ID     int             `json:"id"`
+	Parent int             `json:"parent,omitempty"`
+	TS     time.Time       `json:"ts"`
+	Type   string          `json:"type"`
+	Data   json.RawMessage `json:"data,omitempty"`
+	// Note is a short human summary used in the commit message
+	// ("edit main.go"); it is not part of the JSON line.
+	Note string `json:"-"`
+}
+
+// NewEntry builds an entry of type typ whose data is v encoded as JSON.
+// ID, Parent, V and TS are filled in when the entry is appended.
+func NewEntry(typ string, v any, note string) Entry {
+	data, err := json.Marshal(v)
+	if err != nil {
+		// The data types of this package always encode; a failure here is a
+		// programming error worth seeing in the log rather than a panic.
+		data, _ = json.Marshal(map[string]string{"encode_error": err.Error()})
+	}
+	return Entry{Type: typ, Data: data, Note: note}
+}
+
+// Decode unmarshals the entry's data into v.
+func (e Entry) Decode(v any) error { return json.Unmarshal(e.Data, v) }
+
+// StartData opens a session.
+type StartData struct {
+	Model   string `json:"model"`
+	Cwd     string `json:"cwd"`
+	Mode    string `json:"mode"`
+	Command string `json:"command"` // ask, run, plan, ...
+	Version string `json:"version"` // decode's version
+	// System is a hash of the system prompt, to notice when it changed.
+	System string `json:"system,omitempty"`
+}
+
+// UserData is a user message.
+type UserData struct {
+	Text string `json:"text"`
+}
+
+// AssistantData is one complete model response.
+type AssistantData struct {
+	Message llm.Message    `json:"message"`
+	Usage   llm.Usage      `json:"usage"`
+	Stop    llm.StopReason `json:"stop"`
+	Model   string         `json:"model,omitempty"`
+	// Ms is the wall time of the model call in milliseconds.
+	Ms int64 `json:"ms,omitempty"`
+}
+
+// ToolCallData is written before a tool runs, after the gate decided.
+type ToolCallData struct {
+	CallID   string          `json:"call_id"`
+	Name     string          `json:"name"`
+	Args     json.RawMessage `json:"args,omitempty"`
+	Decision string          `json:"decision"` // allow, deny
+	Reason   string          `json:"reason,omitempty"`
+}
+
+// ToolResultData is written after a tool ran (or was refused).
+type ToolResultData struct {
+	llm.ToolResult
+	Ms int64 `json:"ms,omitempty"`
+}
+
+// LimitData records that a limit stopped the run.
+type LimitData struct {
+	Limit string `json:"limit"` // turns, cost, time
+	Value string `json:"value"`
+}
+
+// ErrorData records a failure that ended the run.
+type ErrorData struct {
+	Kind    string `json:"kind,omitempty"`
+	Message string `json:"message"`
+}
+
+// InterruptedData records that the run was cancelled.
+type InterruptedData struct {
+	Reason string `json:"reason"`
+}
+
+// EndData closes a run.
+type EndData struct {
+	Status string    `json:"status"` // done, error, limit, interrupted, paused
+	Exit   int       `json:"exit"`
+	Usage  llm.Usage `json:"usage"`
+	Turns  int       `json:"turns"`
+	Ms     int64     `json:"ms"`
+}
