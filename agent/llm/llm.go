@@ -76,7 +76,10 @@ type Request struct {
 	MaxTokens int
 }
 
-// Usage counts the tokens of one model response.
+// Usage counts the tokens of one model response. Input counts every prompt
+// token, cached ones included; CacheRead and CacheWrite say how many of
+// them were read from or written to the provider's prompt cache (adapters
+// whose API reports them separately add them into Input).
 type Usage struct {
 	Input      int `json:"input"`
 	Output     int `json:"output"`
