@@ -1,0 +1,193 @@
+package gemini
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"google.golang.org/genai"
+
+	"decode/agent/llm"
+)
+
+// config builds the generation config of one request.
+func (m *Model) config(req llm.Request) *genai.GenerateContentConfig {
+	cfg := &genai.GenerateContentConfig{
+		// Automatic continuation would re-send a dropped stream itself;
+		// llm's retry wrapper is the one retry policy.
+		AutomaticContinuation: genai.Ptr(false),
+		HTTPOptions:           &genai.HTTPOptions{ExtrasRequestProvider: restoreEmptyText},
+	}
+	if req.System != "" {
+		cfg.SystemInstruction = &genai.Content{Parts: []*genai.Part{{Text: req.System}}}
+	}
+	maxTokens := req.MaxTokens
+	if maxTokens <= 0 {
+		maxTokens = m.maxTokens
+	}
+	if maxTokens > 0 {
+		cfg.MaxOutputTokens = int32(maxTokens)
+	}
+	if len(req.Tools) > 0 {
+		decls := make([]*genai.FunctionDeclaration, len(req.Tools))
+		for i, s := range req.Tools {
+			decls[i] = &genai.FunctionDeclaration{Name: s.Name, Description: s.Description}
+			// The raw JSON Schema: genai's typed Schema would upper-case
+			// types and drop keywords it does not model.
+			if len(s.Schema) > 0 && json.Valid(s.Schema) {
+				decls[i].ParametersJsonSchema = s.Schema
+			}
+		}
+		cfg.Tools = []*genai.Tool{{FunctionDeclarations: decls}}
+	}
+	return cfg
+}
+
+// callRef is what a function response needs from the call it answers.
+type callRef struct {
+	name string
+	id   string // the provider's id; empty when Gemini gave none
+}
+
+// buildContents converts the conversation. The function responses to one
+// model turn go in one user Content, in the order of the results.
+func buildContents(msgs []llm.Message) ([]*genai.Content, error) {
+	out := make([]*genai.Content, 0, len(msgs))
+	var refs map[string]callRef // the calls of the last model turn, by neutral id
+	for i, msg := range msgs {
+		var c *genai.Content
+		switch msg.Role {
+		case llm.RoleAssistant:
+			c, refs = modelContent(msg)
+		case llm.RoleUser, llm.RoleTool:
+			c = userContent(msg, refs)
+		default:
+			return nil, &llm.Error{Kind: llm.ErrBadRequest, Provider: provider,
+				Msg: fmt.Sprintf("message %d: unknown role %q", i, msg.Role)}
+		}
+		if c != nil && len(c.Parts) > 0 {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// modelContent replays this adapter's own parts exactly (thought
+// signatures must come back unchanged) or builds parts from the neutral
+// fields, and returns the turn's calls for the responses that follow.
+func modelContent(msg llm.Message) (*genai.Content, map[string]callRef) {
+	refs := make(map[string]callRef, len(msg.Calls))
+	if msg.Native != nil && msg.Native.Provider == provider {
+		var parts []*genai.Part
+		if err := json.Unmarshal(msg.Native.Data, &parts); err == nil && len(parts) > 0 {
+			// The neutral calls are the native function calls, in order.
+			n := 0
+			for _, p := range parts {
+				if p == nil || p.FunctionCall == nil {
+					continue
+				}
+				if n < len(msg.Calls) {
+					refs[msg.Calls[n].ID] = callRef{name: p.FunctionCall.Name, id: p.FunctionCall.ID}
+				}
+				n++
+			}
+			return &genai.Content{Role: genai.RoleModel, Parts: parts}, refs
+		}
+		// Unreadable native data: fall back to the neutral fields.
+	}
+	var parts []*genai.Part
+	if msg.Text != "" {
+		parts = append(parts, &genai.Part{Text: msg.Text})
+	}
+	for _, c := range msg.Calls {
+		// Ids of other providers mean nothing to Gemini and are not sent.
+		parts = append(parts, &genai.Part{FunctionCall: &genai.FunctionCall{Name: c.Name, Args: argsMap(c.Args)}})
+		refs[c.ID] = callRef{name: c.Name}
+	}
+	return &genai.Content{Role: genai.RoleModel, Parts: parts}, refs
+}
+
+// userContent holds the function responses and then the text.
+func userContent(msg llm.Message, refs map[string]callRef) *genai.Content {
+	var parts []*genai.Part
+	for _, r := range msg.Results {
+		ref := refs[r.CallID]
+		name := r.Name
+		if name == "" {
+			name = ref.name
+		}
+		// Gemini's convention: "output" for a result, "error" for a failure.
+		key := "output"
+		if r.IsError {
+			key = "error"
+		}
+		parts = append(parts, &genai.Part{FunctionResponse: &genai.FunctionResponse{
+			ID: ref.id, Name: name, Response: map[string]any{key: r.Content},
+		}})
+	}
+	if msg.Text != "" {
+		parts = append(parts, &genai.Part{Text: msg.Text})
+	}
+	return &genai.Content{Role: genai.RoleUser, Parts: parts}
+}
+
+// argsMap decodes a call's arguments; arguments that are not a JSON object
+// (the tool already answered with an error) are sent as {}.
+func argsMap(args json.RawMessage) map[string]any {
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber() // keep large integers exact
+	if dec.Decode(&m) != nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+// restoreEmptyText puts back `"text": ""` on parts that carry only a thought
+// signature. Gemini 3 ends an answer with such a part and it is to be sent
+// back as it came, but genai's Part drops empty text (omitempty), leaving a
+// part without data.
+func restoreEmptyText(body map[string]any) map[string]any {
+	// The keys of a part's data; a part needs one of them.
+	dataFields := []string{
+		"text", "inlineData", "fileData", "functionCall", "functionResponse",
+		"executableCode", "codeExecutionResult", "toolCall", "toolResponse",
+	}
+	for _, c := range asMaps(body["contents"]) {
+		for _, p := range asMaps(c["parts"]) {
+			if _, ok := p["thoughtSignature"]; !ok {
+				continue
+			}
+			if !hasAny(p, dataFields) {
+				p["text"] = ""
+			}
+		}
+	}
+	return body
+}
+
+// asMaps reads a JSON array of objects as genai's converters leave it.
+func asMaps(v any) []map[string]any {
+	switch v := v.(type) {
+	case []map[string]any:
+		return v
+	case []any:
+		out := make([]map[string]any, 0, len(v))
+		for _, x := range v {
+			if m, ok := x.(map[string]any); ok {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+func hasAny(m map[string]any, keys []string) bool {
+	for _, k := range keys {
+		if _, ok := m[k]; ok {
+			return true
+		}
+	}
+	return false
+}
