@@ -1,0 +1,102 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// Fork creates a session whose ref points at the commit of ref's session
+// that holds its entries up to and including entry id at (at <= 0: all of
+// them). The new session shares that history; nothing is copied. When at
+// falls inside a batch that was committed at once, one commit is added on
+// top of the batch's parent holding the entries up to at.
+func (s *Store) Fork(ctx context.Context, ref string, at int) (*Session, error) {
+	src, err := s.Open(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	if len(src.entries) == 0 {
+		return nil, fmt.Errorf("fork %s: the session has no entries", src.id)
+	}
+	idx := len(src.entries) - 1
+	if at > 0 {
+		idx = slices.IndexFunc(src.entries, func(e Entry) bool { return e.ID == at })
+		if idx < 0 {
+			return nil, fmt.Errorf("fork %s: no entry %d (last is %d)", src.id, at, src.lastID())
+		}
+	}
+	point, err := s.forkPoint(ctx, src, idx)
+	if err != nil {
+		return nil, fmt.Errorf("fork %s@%d: %w", src.id, src.entries[idx].ID, err)
+	}
+	dst, err := s.Create(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.refs.update(refPrefix+dst.id, plumbing.ZeroHash, point); err != nil {
+		return nil, fmt.Errorf("fork %s: %w", src.id, err)
+	}
+	if err := dst.load(point); err != nil {
+		return nil, err
+	}
+	return dst, nil
+}
+
+// forkPoint finds the commit whose tree holds exactly src's entries 0..idx,
+// walking back from the tip along first parents and reading only the
+// Decode-Entries trailers. If no commit ends there, it writes one.
+func (s *Store) forkPoint(ctx context.Context, src *Session, idx int) (plumbing.Hash, error) {
+	want := idx + 1
+	if want == len(src.entries) {
+		return src.tip, nil
+	}
+	h := src.tip
+	for {
+		if err := ctx.Err(); err != nil {
+			return plumbing.ZeroHash, err
+		}
+		c, err := s.db.commit(h)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		n := parseTrailers(c.Message).entries
+		if n == want {
+			return h, nil
+		}
+		if n < want {
+			return s.truncatedCommit(src, idx, []plumbing.Hash{h})
+		}
+		if len(c.ParentHashes) == 0 {
+			return s.truncatedCommit(src, idx, nil)
+		}
+		h = c.ParentHashes[0]
+	}
+}
+
+// truncatedCommit writes a commit holding src's lines up to entry idx: the
+// chunks before it as they are, and its own chunk cut after its line.
+func (s *Store) truncatedCommit(src *Session, idx int, parents []plumbing.Hash) (plumbing.Hash, error) {
+	end := src.ends[idx]
+	chunks := slices.Clone(src.chunks[:end.chunk+1])
+	data := src.last
+	if end.chunk != len(src.chunks)-1 {
+		var err error
+		if data, err = s.db.blob(chunks[end.chunk].Hash); err != nil {
+			return plumbing.ZeroHash, err
+		}
+	}
+	if end.off < len(data) {
+		if err := s.sealChunk(chunks, data[:end.off]); err != nil {
+			return plumbing.ZeroHash, err
+		}
+	}
+	var m meta
+	for _, e := range src.entries[:idx+1] {
+		m.observe(e)
+	}
+	msg := fmt.Sprintf("fork %s@%d\n\n%s", src.id, src.entries[idx].ID, m.trailers())
+	return s.writeCommit(src.rootExtra, src.dirExtra, chunks, parents, msg, s.clock())
+}

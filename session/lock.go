@@ -1,0 +1,193 @@
+package session
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// lockOwner is who holds a writer lock, as written in the lock file.
+type lockOwner struct {
+	pid  int
+	host string
+}
+
+func (o lockOwner) String() string { return fmt.Sprintf("process %d on %s", o.pid, o.host) }
+
+func (o lockOwner) body() string { return fmt.Sprintf("%d %s\n", o.pid, o.host) }
+
+func parseOwner(b []byte) (lockOwner, bool) {
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return lockOwner{}, false
+	}
+	pid, err := strconv.Atoi(f[0])
+	if err != nil || pid <= 0 {
+		return lockOwner{}, false
+	}
+	return lockOwner{pid: pid, host: f[1]}, true
+}
+
+// dead reports whether the owner is known to be gone: a process of this host
+// that no longer exists. An owner on another host is never known to be dead.
+func (o lockOwner) dead(host string) bool {
+	if o.host != host {
+		return false
+	}
+	err := syscall.Kill(o.pid, 0)
+	return errors.Is(err, syscall.ESRCH)
+}
+
+func self() lockOwner {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "localhost"
+	}
+	return lockOwner{pid: os.Getpid(), host: strings.Join(strings.Fields(host), "-")}
+}
+
+// Lock makes this process the session's only writer, through the lock file
+// <gitdir>/decode/locks/<id>.lock naming the owner's pid and host. A lock left
+// by a process that died on this host is reclaimed (see Reclaimed); one held
+// by a live process, or by one on another host, is an ErrConflict naming it.
+// Once locked, the session is reloaded if its ref moved since it was read.
+func (s *Session) Lock() error {
+	if s.lockPath != "" {
+		return nil
+	}
+	dir := filepath.Join(s.store.gitDir, "decode", "locks")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("lock session %s: %w", s.id, err)
+	}
+	path := filepath.Join(dir, s.id+".lock")
+	me := self()
+	err := createWith(path, me.body())
+	if errors.Is(err, fs.ErrExist) {
+		err = s.reclaim(path, me)
+	}
+	if errors.Is(err, fs.ErrExist) { // another process took it while we looked
+		err = fmt.Errorf("%w: session %s was locked meanwhile by another process", ErrConflict, s.id)
+	}
+	if err != nil {
+		return fmt.Errorf("lock session %s: %w", s.id, err)
+	}
+	s.lockPath, s.lockBody = path, me.body()
+	if err := s.refresh(); err != nil {
+		return errors.Join(fmt.Errorf("lock session %s: %w", s.id, err), s.Unlock())
+	}
+	return nil
+}
+
+// reclaim takes over the lock at path if its owner is dead. Only the process
+// holding path+".reclaim" may remove a lock it does not own, so two processes
+// reclaiming at once cannot both end up holding it.
+func (s *Session) reclaim(path string, me lockOwner) error {
+	old, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return createWith(path, me.body()) // released meanwhile
+	}
+	if err != nil {
+		return err
+	}
+	owner, ok := parseOwner(old)
+	if !ok {
+		return fmt.Errorf("%w: %s is held by an unknown owner (remove it if no decode is running)", ErrConflict, path)
+	}
+	if !owner.dead(me.host) {
+		return fmt.Errorf("%w: session %s is being written by %s", ErrConflict, s.id, owner)
+	}
+	guard := path + ".reclaim"
+	if err := createWith(guard, me.body()); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			releaseDeadGuard(guard, me.host)
+			return fmt.Errorf("%w: another process is reclaiming the lock of session %s", ErrConflict, s.id)
+		}
+		return err
+	}
+	defer os.Remove(guard)
+	again, err := os.ReadFile(path)
+	if err == nil && string(again) != string(old) {
+		return fmt.Errorf("%w: session %s was locked meanwhile by another process", ErrConflict, s.id)
+	}
+	if err == nil {
+		if err := os.Remove(path); err != nil {
+			return err
+		}
+	}
+	if err := createWith(path, me.body()); err != nil {
+		return err
+	}
+	s.reclaimed = fmt.Sprintf("reclaimed the lock of session %s from %s, which is gone", s.id, owner)
+	return nil
+}
+
+// releaseDeadGuard removes a reclaim guard whose owner died while holding it,
+// so that the next attempt can proceed.
+func releaseDeadGuard(guard, host string) {
+	b, err := os.ReadFile(guard)
+	if err != nil {
+		return
+	}
+	if o, ok := parseOwner(b); ok && o.dead(host) {
+		os.Remove(guard)
+	}
+}
+
+// Reclaimed returns a warning when Lock took over a lock whose owner was
+// dead, and "" otherwise.
+func (s *Session) Reclaimed() string { return s.reclaimed }
+
+// Unlock releases the writer lock taken by Lock.
+func (s *Session) Unlock() error {
+	if s.lockPath == "" {
+		return nil
+	}
+	path := s.lockPath
+	s.lockPath = ""
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("unlock session %s: %w", s.id, err)
+	}
+	if string(b) != s.lockBody {
+		return fmt.Errorf("unlock session %s: %w: the lock now belongs to %q", s.id, ErrConflict, strings.TrimSpace(string(b)))
+	}
+	if err := os.Remove(path); err != nil {
+		return fmt.Errorf("unlock session %s: %w", s.id, err)
+	}
+	return nil
+}
+
+// refresh reloads the session if its ref moved since it was read.
+func (s *Session) refresh() error {
+	h, err := s.store.refs.read(refPrefix + s.id)
+	if err != nil {
+		return err
+	}
+	if h.IsZero() || h == s.tip {
+		return nil
+	}
+	return s.load(h)
+}
+
+// createWith creates path holding body, failing with fs.ErrExist if it
+// exists. The body is written to a temporary file first and hard-linked into
+// place, so nobody ever sees the lock file empty.
+func createWith(path, body string) error {
+	var rnd [6]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return err
+	}
+	tmp := fmt.Sprintf("%s.%s.tmp", path, hex.EncodeToString(rnd[:]))
+	if err := os.WriteFile(tmp, []byte(body), 0o644); err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	return os.Link(tmp, path)
+}

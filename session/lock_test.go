@@ -1,0 +1,229 @@
+package session
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The test binary doubles as a writer process: with DECODE_SESSION_HELPER set
+// it runs helperMain instead of the tests.
+func TestMain(m *testing.M) {
+	if mode := os.Getenv("DECODE_SESSION_HELPER"); mode != "" {
+		os.Exit(helperMain(mode))
+	}
+	os.Exit(m.Run())
+}
+
+// helperMain is a writer process. Modes: "hold" locks the session, says
+// "locked" and appends one entry when its stdin closes; "once" tries to lock
+// and exits 6 on a conflict; "append" appends HELPER_N entries one by one,
+// taking the lock for each and retrying while another process holds it.
+func helperMain(mode string) int {
+	env := Env{Getenv: os.Getenv, Home: os.Getenv("HOME")}
+	st, err := OpenStore(os.Getenv("HELPER_DIR"), env)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	id := os.Getenv("HELPER_SESSION")
+	ctx := context.Background()
+	switch mode {
+	case "hold", "once":
+		s, err := st.Open(ctx, id)
+		if err == nil {
+			err = s.Lock()
+		}
+		if errors.Is(err, ErrConflict) {
+			fmt.Fprintln(os.Stderr, err)
+			return 6
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		fmt.Println("locked")
+		if mode == "hold" {
+			io.Copy(io.Discard, os.Stdin)
+		}
+		err = errors.Join(s.Append(ctx, userEntry(mode)), s.Unlock())
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		return 0
+	case "append":
+		n, _ := strconv.Atoi(os.Getenv("HELPER_N"))
+		conflicts := 0
+		for i := 0; i < n; {
+			err := appendLocked(ctx, st, id, fmt.Sprintf("%d-%d", os.Getpid(), i))
+			if errors.Is(err, ErrConflict) {
+				conflicts++
+				time.Sleep(time.Millisecond)
+				continue
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+			i++
+		}
+		fmt.Println(conflicts)
+		return 0
+	}
+	return 2
+}
+
+func appendLocked(ctx context.Context, st *Store, id, text string) error {
+	s, err := st.Open(ctx, id)
+	if err != nil {
+		return err
+	}
+	if os.Getenv("HELPER_NOLOCK") != "" {
+		return s.Append(ctx, userEntry(text)) // only the ref's compare-and-swap guards this
+	}
+	if err := s.Lock(); err != nil {
+		return err
+	}
+	return errors.Join(s.Append(ctx, userEntry(text)), s.Unlock())
+}
+
+func (tb *testbed) helper(mode, dir, id string, extra ...string) *exec.Cmd {
+	exe, err := os.Executable()
+	require.NoError(tb.t, err)
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(tb.environ(), "DECODE_SESSION_HELPER="+mode, "HELPER_DIR="+dir, "HELPER_SESSION="+id)
+	cmd.Env = append(cmd.Env, extra...)
+	return cmd
+}
+
+func TestSecondWriterGetsConflict(t *testing.T) {
+	tb := newTestbed(t)
+	dir := tb.repo()
+	st := tb.store(dir)
+	s, err := st.Create(ctx)
+	require.NoError(t, err)
+	appendN(t, s, 1, "start")
+
+	holder := tb.helper("hold", dir, s.ID())
+	stdin, err := holder.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := holder.StdoutPipe()
+	require.NoError(t, err)
+	var holderErr strings.Builder
+	holder.Stderr = &holderErr
+	require.NoError(t, holder.Start())
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err, "holder: %s", holderErr.String())
+	require.Equal(t, "locked\n", line)
+
+	second := tb.helper("once", dir, s.ID())
+	out, err := second.CombinedOutput()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "second writer: %s", out)
+	assert.Equal(t, 6, exit.ExitCode(), "second writer: %s", out)
+	assert.Contains(t, string(out), fmt.Sprintf("process %d", holder.Process.Pid), "the conflict names the owner")
+
+	// In this process too.
+	mine, err := st.Open(ctx, s.ID())
+	require.NoError(t, err)
+	assert.ErrorIs(t, mine.Lock(), ErrConflict)
+
+	require.NoError(t, stdin.Close())
+	require.NoError(t, holder.Wait(), holderErr.String())
+	require.NoError(t, mine.Lock(), "the lock is free once the holder is done")
+	assert.Len(t, mine.Entries(), 2, "Lock reloads what the holder appended")
+	assert.Empty(t, mine.Reclaimed())
+	require.NoError(t, mine.Append(ctx, userEntry("mine")))
+	require.NoError(t, mine.Unlock())
+	_, err = os.Stat(filepath.Join(st.GitDir(), "decode", "locks", s.ID()+".lock"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "Unlock removes the lock file")
+}
+
+func TestConcurrentWritersLoseNothing(t *testing.T) {
+	t.Run("with the writer lock", func(t *testing.T) { testConcurrentWriters(t) })
+	t.Run("with compare-and-swap alone", func(t *testing.T) { testConcurrentWriters(t, "HELPER_NOLOCK=1") })
+}
+
+func testConcurrentWriters(t *testing.T, extra ...string) {
+	tb := newTestbed(t)
+	dir := tb.repo()
+	st := tb.store(dir)
+	s, err := st.Create(ctx)
+	require.NoError(t, err)
+	appendN(t, s, 1, "start")
+
+	const procs, each = 2, 15
+	var wg sync.WaitGroup
+	outs := make([]string, procs)
+	errs := make([]error, procs)
+	for p := 0; p < procs; p++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, err := tb.helper("append", dir, s.ID(), append(extra, "HELPER_N="+strconv.Itoa(each))...).CombinedOutput()
+			outs[p], errs[p] = string(out), err
+		}()
+	}
+	wg.Wait()
+	for p := range procs {
+		require.NoError(t, errs[p], outs[p])
+	}
+	got, err := st.Open(ctx, s.ID())
+	require.NoError(t, err)
+	es := got.Entries()
+	require.Len(t, es, 1+procs*each, "every append of both processes is there")
+	seen := map[string]bool{}
+	for i, e := range es {
+		assert.Equal(t, i+1, e.ID)
+		assert.Equal(t, i, e.Parent)
+		var d UserData
+		require.NoError(t, e.Decode(&d))
+		assert.False(t, seen[d.Text], "entry %q written once", d.Text)
+		seen[d.Text] = true
+	}
+	commits := tb.git(dir, "rev-list", "--count", sessionRef(s.ID()))
+	assert.Equal(t, strconv.Itoa(1+procs*each), commits)
+	t.Logf("conflicts met and retried per process: %q", outs)
+}
+
+func TestDeadOwnerLockIsReclaimed(t *testing.T) {
+	tb := newTestbed(t)
+	st := tb.store(tb.repo())
+	s, err := st.Create(ctx)
+	require.NoError(t, err)
+
+	gone := exec.Command("true")
+	require.NoError(t, gone.Run())
+	lockDir := filepath.Join(st.GitDir(), "decode", "locks")
+	require.NoError(t, os.MkdirAll(lockDir, 0o755))
+	body := lockOwner{pid: gone.Process.Pid, host: self().host}.body()
+	require.NoError(t, os.WriteFile(filepath.Join(lockDir, s.ID()+".lock"), []byte(body), 0o644))
+
+	require.NoError(t, s.Lock())
+	assert.Contains(t, s.Reclaimed(), fmt.Sprintf("process %d", gone.Process.Pid))
+	b, err := os.ReadFile(filepath.Join(lockDir, s.ID()+".lock"))
+	require.NoError(t, err)
+	assert.Equal(t, self().body(), string(b), "the lock now names this process")
+	require.NoError(t, s.Unlock())
+
+	// An owner on another host cannot be checked and is never reclaimed.
+	other := lockOwner{pid: gone.Process.Pid, host: "elsewhere"}.body()
+	require.NoError(t, os.WriteFile(filepath.Join(lockDir, s.ID()+".lock"), []byte(other), 0o644))
+	err = s.Lock()
+	assert.ErrorIs(t, err, ErrConflict)
+	assert.ErrorContains(t, err, "on elsewhere")
+}
