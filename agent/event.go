@@ -1,0 +1,29 @@
+package agent
+
+import "decode/agent/llm"
+
+// Event types a run reports to its sink.
+const (
+	EventText       = "text"        // a delta of answer text
+	EventToolCall   = "tool_call"   // a call and the gate's decision, before it runs
+	EventToolResult = "tool_result" // a call's result
+	EventUsage      = "usage"       // token usage of one model response
+	EventRetry      = "retry"       // the model request is being sent again
+	EventWarning    = "warning"     // something a person should know
+)
+
+// Event is one thing that happened during a run.
+type Event struct {
+	Type     string
+	Text     string
+	Call     *llm.ToolCall
+	Summary  string // the call's key argument, for one-line display
+	Decision string // allow or deny (after any approval)
+	Reason   string
+	Result   *llm.ToolResult
+	Note     string // the tool's one-line outcome
+	Usage    *llm.Usage
+	Err      error
+	Attempt  int
+	Ms       int64
+}

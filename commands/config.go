@@ -1,0 +1,97 @@
+package commands
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Config is decode's configuration after merging, lowest to highest
+// precedence: defaults, the user's config.toml, the repository's
+// .decode/config.toml, DECODE_* variables, flags.
+type Config struct {
+	Model    string   `toml:"model"`
+	Mode     string   `toml:"mode"`
+	MaxTurns int      `toml:"max_turns"`
+	Allow    []string `toml:"allow"`
+	Deny     []string `toml:"deny"`
+	// SecretEnv names extra variables to keep out of tools and sessions.
+	SecretEnv []string `toml:"secret_env"`
+	// Providers holds per-provider settings, keyed by provider name.
+	Providers map[string]ProviderConfig `toml:"providers"`
+	// MaxStdin caps piped input in bytes.
+	MaxStdin int64 `toml:"max_stdin"`
+}
+
+// ProviderConfig overrides a provider's endpoint or key source.
+type ProviderConfig struct {
+	BaseURL string `toml:"base_url"`
+	// APIKeyEnv names the variable holding the key, instead of the default.
+	APIKeyEnv string `toml:"api_key_env"`
+}
+
+const defaultMaxStdin = 1 << 20
+
+// loadConfig merges the config files and environment. A repository's own
+// config is not trusted: it may choose the model and add deny rules, but
+// what would widen permissions or redirect API keys (allow rules, modes,
+// base URLs) is ignored with a warning.
+func (f *Factory) loadConfig(repoRoot string) (Config, []string, error) {
+	c := Config{MaxStdin: defaultMaxStdin}
+	var warnings []string
+	user := filepath.Join(f.configDir(), "config.toml")
+	if err := mergeFile(&c, user); err != nil {
+		return c, nil, err
+	}
+	if repoRoot != "" {
+		var r Config
+		path := filepath.Join(repoRoot, ".decode", "config.toml")
+		if err := mergeFile(&r, path); err != nil {
+			return c, nil, err
+		}
+		if r.Model != "" {
+			c.Model = r.Model
+		}
+		if r.MaxTurns != 0 {
+			c.MaxTurns = r.MaxTurns
+		}
+		c.Deny = append(c.Deny, r.Deny...)
+		c.SecretEnv = append(c.SecretEnv, r.SecretEnv...)
+		if len(r.Allow) > 0 || r.Mode != "" || len(r.Providers) > 0 {
+			warnings = append(warnings, path+": allow, mode and providers from a repository's config are ignored; put them in "+user)
+		}
+	}
+	if v := f.Getenv("DECODE_MODEL"); v != "" {
+		c.Model = v
+	}
+	if v := f.Getenv("DECODE_MODE"); v != "" {
+		c.Mode = v
+	}
+	if v := f.Getenv("DECODE_MAX_TURNS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return c, nil, fmt.Errorf("DECODE_MAX_TURNS=%q is not a number", v)
+		}
+		c.MaxTurns = n
+	}
+	return c, warnings, nil
+}
+
+func mergeFile(c *Config, path string) error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read config: %w", err)
+	}
+	if _, err := toml.Decode(string(data), c); err != nil {
+		return fmt.Errorf("config %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,69 @@
+package commands
+
+import (
+	"os"
+	"path/filepath"
+)
+
+// Factory builds what commands share (streams, environment, config, store,
+// model) in one place. Commands resolve only what they use, so `decode
+// --version` or `decode log` never build a model client.
+type Factory struct {
+	Version string
+	IO      *IOStreams
+	// Getenv and Environ are the process environment; tests pass their own.
+	Getenv  func(string) string
+	Environ func() []string
+	// Getwd is the starting directory (before -C).
+	Getwd func() (string, error)
+}
+
+// NewFactory returns a Factory over the real process.
+func NewFactory(version string) *Factory {
+	return &Factory{
+		Version: version,
+		IO:      SystemIO(),
+		Getenv:  os.Getenv,
+		Environ: os.Environ,
+		Getwd:   os.Getwd,
+	}
+}
+
+// home is the user's home directory from the factory's environment.
+func (f *Factory) home() string {
+	if h := f.Getenv("HOME"); h != "" {
+		return h
+	}
+	h, _ := os.UserHomeDir()
+	return h
+}
+
+// configDir is $XDG_CONFIG_HOME/decode or ~/.config/decode.
+func (f *Factory) configDir() string {
+	if x := f.Getenv("XDG_CONFIG_HOME"); x != "" {
+		return filepath.Join(x, "decode")
+	}
+	return filepath.Join(f.home(), ".config", "decode")
+}
+
+// workDir resolves -C against the starting directory.
+func (f *Factory) workDir(dir string) (string, error) {
+	wd, err := f.Getwd()
+	if err != nil {
+		return "", err
+	}
+	if dir == "" {
+		return wd, nil
+	}
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(wd, dir)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return "", usageErrorf("-C %s: %v", dir, err)
+	}
+	if !fi.IsDir() {
+		return "", usageErrorf("-C %s: not a directory", dir)
+	}
+	return filepath.Clean(dir), nil
+}

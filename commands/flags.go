@@ -1,0 +1,104 @@
+package commands
+
+import (
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+)
+
+// AgentOptions are the flags and inputs shared by the commands that run
+// the agent loop (ask, run).
+type AgentOptions struct {
+	F         *Factory
+	Command   string
+	Prompt    string
+	Model     string
+	Mode      string
+	Allow     []string
+	Deny      []string
+	MaxTurns  int
+	Quiet     bool
+	Dir       string
+	NoSession bool
+	MaxStdin  int64
+
+	// Session, when set, continues that session (resume) instead of
+	// starting a new one.
+	Session string
+	// JSON prints JSONL events on stdout instead of text.
+	JSON bool
+	// SchemaFile is a JSON Schema the final answer must satisfy.
+	SchemaFile string
+	MaxSteps   int
+	MaxCost    float64
+	Timeout    time.Duration
+	// OnAsk is what a headless run does when the gate says ask: pause or deny.
+	OnAsk string
+	// AddDirs widen the workspace beyond the repository (or cwd).
+	AddDirs []string
+	// SystemFile replaces the system prompt; AppendSystemFile extends it.
+	SystemFile       string
+	AppendSystemFile string
+	// Plan names a plan session to carry out; PlanFile a plan in a file.
+	Plan     string
+	PlanFile string
+	// Remember appends one dated sentence of what was learned to ./MEMORY.md.
+	Remember bool
+}
+
+func agentFlags(withMode bool) []cli.Flag {
+	fl := []cli.Flag{
+		&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "model as `PROVIDER:MODEL` (gemini, openai, anthropic, openrouter, deepseek, ollama, script:FILE)", EnvVars: nil},
+		&cli.IntFlag{Name: "max-turns", Usage: "stop after `N` model requests (exit 5); 0 means no limit"},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print nothing but the answer: no tool lines, no session id"},
+		&cli.StringFlag{Name: "dir", Aliases: []string{"C"}, Usage: "run in `DIR` instead of the current directory"},
+		&cli.BoolFlag{Name: "no-session", Usage: "do not record the session in git"},
+		&cli.Int64Flag{Name: "max-stdin", Usage: "refuse piped input larger than `BYTES`", Value: defaultMaxStdin},
+		&cli.BoolFlag{Name: "json", Usage: "print JSONL events on stdout instead of text (schema in the README)"},
+		&cli.StringFlag{Name: "schema", Usage: "the final answer must be JSON valid against the JSON Schema in `FILE`; only that JSON is printed"},
+		&cli.IntFlag{Name: "max-steps", Usage: "stop after `N` tool-call steps (exit 5)"},
+		&cli.Float64Flag{Name: "max-cost", Usage: "stop when the session has cost `USD` (exit 5)"},
+		&cli.DurationFlag{Name: "timeout", Usage: "stop after `DURATION` of wall time, e.g. 20m (exit 5)"},
+		&cli.StringFlag{Name: "system-file", Usage: "replace the system prompt with the text in `FILE`"},
+		&cli.StringFlag{Name: "append-system-file", Usage: "add the text in `FILE` to the system prompt"},
+	}
+	if withMode {
+		fl = append(fl,
+			&cli.StringFlag{Name: "mode", Usage: "permission mode: `default` (ask before changes), plan (read-only), edit (file edits allowed), bypass (everything allowed)"},
+			&cli.StringSliceFlag{Name: "allow", Usage: "allow tool calls matching `RULE`, e.g. 'bash(go test *)', 'edit(src/**)'"},
+			&cli.StringSliceFlag{Name: "deny", Usage: "deny tool calls matching `RULE`; deny wins over allow"},
+			&cli.StringFlag{Name: "on-ask", Usage: "with no terminal, when a call needs approval: `pause` (exit 3, decode approve|deny then resume) or deny", Value: "pause"},
+			&cli.StringSliceFlag{Name: "add-dir", Usage: "let file tools reach `DIR` too, beyond the repository"},
+		)
+	}
+	return fl
+}
+
+// agentOptions reads the shared flags and the prompt from the arguments.
+func agentOptions(f *Factory, command string, c *cli.Context) *AgentOptions {
+	return &AgentOptions{
+		F:         f,
+		Command:   command,
+		Prompt:    strings.Join(c.Args().Slice(), " "),
+		Model:     c.String("model"),
+		Mode:      c.String("mode"),
+		Allow:     c.StringSlice("allow"),
+		Deny:      c.StringSlice("deny"),
+		MaxTurns:  c.Int("max-turns"),
+		Quiet:     c.Bool("quiet"),
+		Dir:       c.String("dir"),
+		NoSession: c.Bool("no-session"),
+		MaxStdin:  c.Int64("max-stdin"),
+
+		JSON:             c.Bool("json"),
+		SchemaFile:       c.String("schema"),
+		MaxSteps:         c.Int("max-steps"),
+		MaxCost:          c.Float64("max-cost"),
+		Timeout:          c.Duration("timeout"),
+		OnAsk:            c.String("on-ask"),
+		AddDirs:          c.StringSlice("add-dir"),
+		SystemFile:       c.String("system-file"),
+		AppendSystemFile: c.String("append-system-file"),
+	}
+}

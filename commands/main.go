@@ -1,0 +1,140 @@
+// Package commands holds decode's subcommands: flags, config, wiring and
+// renderers. Each command is a file; Main maps errors to exit codes.
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Main runs decode with args (os.Args) and returns the exit code.
+func Main(args []string, f *Factory) int {
+	app := NewApp(f)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	err := app.RunContext(ctx, permuteArgs(app, args))
+	if err != nil {
+		fmt.Fprintln(f.IO.Err, "decode: "+errorLine(err))
+	}
+	return ExitCode(err)
+}
+
+// NewApp builds the command tree.
+func NewApp(f *Factory) *cli.App {
+	app := &cli.App{
+		Name:                 "decode",
+		Usage:                "a git-native coding agent for the command line",
+		Version:              f.Version,
+		Reader:               f.IO.In,
+		Writer:               f.IO.Out,
+		ErrWriter:            f.IO.Err,
+		HideHelpCommand:      true,
+		EnableBashCompletion: true,
+		ExitErrHandler:       func(*cli.Context, error) {},
+		OnUsageError:         onUsageError,
+		Description: `decode answers questions and carries out tasks with tools, streaming the
+answer to stdout and recording every session in git (refs/decode/sessions/*).
+
+Examples:
+   git diff | decode ask "what does this change do?"
+   decode run "rename Foo to Bar in pkg/x and run go test" --mode edit
+   decode run -m script:testdata/scripts/demo.json "offline demo"
+   decode log --jsonl @
+
+Exit codes: 0 done, 1 error, 2 usage, 3 paused, 4 provider, 5 limit,
+6 session conflict, 130 interrupted.`,
+		Commands: []*cli.Command{
+			NewCmdAsk(f, nil),
+			NewCmdRun(f, nil),
+			NewCmdLog(f, nil),
+		},
+	}
+	app.CommandNotFound = func(c *cli.Context, name string) {}
+	return app
+}
+
+func onUsageError(_ *cli.Context, err error, _ bool) error {
+	return &UsageError{Msg: err.Error() + " (see decode --help)"}
+}
+
+// errorLine renders an error as one line for stderr.
+func errorLine(err error) string {
+	var ue *UsageError
+	if errors.As(err, &ue) {
+		return ue.Msg
+	}
+	if errors.Is(err, context.Canceled) {
+		return "interrupted; the session is saved (decode resume continues it)"
+	}
+	return strings.ReplaceAll(err.Error(), "\n", " ")
+}
+
+// permuteArgs moves flags that follow positional arguments in front of them,
+// so that `decode run "task" --mode edit` works as users type it. "--" ends
+// the flags.
+func permuteArgs(app *cli.App, args []string) []string {
+	if len(args) < 2 {
+		return args
+	}
+	out := []string{args[0]}
+	i := 1
+	// Global flags before the command name stay where they are.
+	for i < len(args) && strings.HasPrefix(args[i], "-") {
+		out = append(out, args[i])
+		i++
+	}
+	if i >= len(args) {
+		return out
+	}
+	cmd := app.Command(args[i])
+	out = append(out, args[i])
+	i++
+	if cmd == nil {
+		return append(out, args[i:]...)
+	}
+	takesValue := valueFlags(cmd)
+	var flags, pos []string
+	for ; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			pos = append(pos, args[i+1:]...)
+			i = len(args)
+		case len(a) > 1 && strings.HasPrefix(a, "-"):
+			flags = append(flags, a)
+			name := strings.TrimLeft(a, "-")
+			if !strings.Contains(name, "=") && takesValue[name] && i+1 < len(args) {
+				flags = append(flags, args[i+1])
+				i++
+			}
+		default:
+			pos = append(pos, a)
+		}
+	}
+	out = append(out, flags...)
+	if len(pos) > 0 {
+		out = append(out, "--")
+		out = append(out, pos...)
+	}
+	return out
+}
+
+// valueFlags lists the names of a command's flags that take a value.
+func valueFlags(cmd *cli.Command) map[string]bool {
+	m := map[string]bool{}
+	for _, fl := range cmd.Flags {
+		if _, isBool := fl.(*cli.BoolFlag); isBool {
+			continue
+		}
+		for _, n := range fl.Names() {
+			m[n] = true
+		}
+	}
+	return m
+}

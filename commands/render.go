@@ -1,0 +1,149 @@
+package commands
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"decode/agent"
+	"decode/agent/llm"
+	"decode/tools"
+)
+
+// renderer prints a run as plain text: the answer streamed to stdout, one
+// line per tool call on stderr.
+type renderer struct {
+	io    *IOStreams
+	quiet bool
+	mu    sync.Mutex
+	// atLineStart is whether stdout's last byte was a newline (or nothing
+	// has been printed), so the answer always ends with one.
+	atLineStart bool
+	wrote       bool
+	// final buffers the current response's text in quiet mode, where only
+	// the last response (the answer) is printed.
+	final strings.Builder
+}
+
+func newRenderer(s *IOStreams, quiet bool) *renderer {
+	return &renderer{io: s, quiet: quiet, atLineStart: true}
+}
+
+func (r *renderer) event(ev agent.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch ev.Type {
+	case agent.EventText:
+		if r.quiet {
+			r.final.WriteString(ev.Text)
+			return
+		}
+		r.text(ev.Text)
+	case agent.EventToolCall:
+		r.final.Reset()
+		if !r.atLineStart {
+			r.text("\n")
+		}
+	case agent.EventToolResult:
+		if !r.quiet {
+			fmt.Fprintln(r.io.Err, toolLine(ev))
+		}
+	case agent.EventRetry:
+		r.final.Reset()
+		if !r.atLineStart {
+			r.text("\n")
+		}
+		if !r.quiet {
+			fmt.Fprintf(r.io.Err, "decode: %v; retrying (attempt %d)\n", ev.Err, ev.Attempt)
+		}
+	case agent.EventWarning:
+		fmt.Fprintln(r.io.Err, "decode: warning: "+ev.Text)
+	}
+}
+
+func (r *renderer) text(s string) {
+	if s == "" {
+		return
+	}
+	io.WriteString(r.io.Out, s)
+	r.wrote = true
+	r.atLineStart = strings.HasSuffix(s, "\n")
+}
+
+func (r *renderer) warn(s string) {
+	fmt.Fprintln(r.io.Err, "decode: warning: "+s)
+}
+
+// finish ends stdout with a newline and, in quiet mode, prints the answer.
+func (r *renderer) finish(out agent.Outcome, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.quiet && err == nil {
+		r.text(r.final.String())
+	}
+	if !r.atLineStart {
+		r.text("\n")
+	}
+	if err == nil && !r.quiet && out.Turns > 0 {
+		fmt.Fprintf(r.io.Err, "decode: %d model requests, %d tokens in, %d out\n", out.Turns, out.Usage.Input, out.Usage.Output)
+	}
+}
+
+// toolLine is the one line a tool call gets on stderr: the tool's own
+// summary of what it did, or for a failure the call and the first line of
+// the error.
+func toolLine(ev agent.Event) string {
+	if ev.Result != nil && !ev.Result.IsError && ev.Note != "" {
+		return "• " + ev.Note
+	}
+	line := ev.Call.Name
+	if s := agent.Summarize(ev.Call.Args); s != "" {
+		line += " " + s
+	}
+	if ev.Result == nil {
+		return "• " + line
+	}
+	if ev.Result.IsError {
+		return "✗ " + line + ": " + firstLineOf(ev.Result.Content)
+	}
+	return "• " + line
+}
+
+func firstLineOf(s string) string {
+	sc := bufio.NewScanner(strings.NewReader(s))
+	if sc.Scan() {
+		t := sc.Text()
+		if len(t) > 160 {
+			t = t[:160] + "…"
+		}
+		return t
+	}
+	return ""
+}
+
+// ttyApprover asks on the terminal whether a gated call may run.
+func ttyApprover(s *IOStreams, r *renderer) agent.Approver {
+	return func(_ context.Context, call llm.ToolCall, v tools.Verdict) (bool, string) {
+		tty, err := s.TTY()
+		if err != nil {
+			return false, "no terminal to ask for approval (" + err.Error() + ")"
+		}
+		defer tty.Close()
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		summary := agent.Summarize(call.Args)
+		fmt.Fprintf(tty, "decode: allow %s %s? %s [y/N] ", call.Name, summary, v.Reason)
+		line, err := bufio.NewReader(tty).ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return false, "could not read the answer"
+		}
+		if a := strings.ToLower(strings.TrimSpace(line)); a == "y" || a == "yes" {
+			return true, ""
+		}
+		return false, "the user declined this call"
+	}
+}
