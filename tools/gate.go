@@ -1,0 +1,431 @@
+package tools
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Mode is the gate's permission mode.
+type Mode string
+
+// The permission modes.
+const (
+	// ModeDefault allows read-only tools and asks for everything else.
+	ModeDefault Mode = "default"
+	// ModePlan allows only read-only tools; everything else is denied.
+	ModePlan Mode = "plan"
+	// ModeEdit also allows file edits inside the workspace; bash still asks.
+	ModeEdit Mode = "edit"
+	// ModeBypass allows everything except writes into protected directories.
+	ModeBypass Mode = "bypass"
+)
+
+// ParseMode parses a mode name; the empty string is the default mode.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(strings.ToLower(strings.TrimSpace(s))); m {
+	case "":
+		return ModeDefault, nil
+	case ModeDefault, ModePlan, ModeEdit, ModeBypass:
+		return m, nil
+	}
+	return "", fmt.Errorf("unknown mode %q (want default, plan, edit or bypass)", s)
+}
+
+// GateConfig configures a Gate.
+type GateConfig struct {
+	Mode             Mode
+	Allow, Ask, Deny []string
+	// Root is the workspace root, an absolute path; relative paths in tool
+	// arguments and path rules are relative to it.
+	Root string
+	// ProtectedDirs are directories (relative, matched anywhere in a path)
+	// that no mode may write to unless an allow rule names them. .git and
+	// .decode are always protected.
+	ProtectedDirs []string
+}
+
+// Gate decides whether a tool call may run: allow, ask the user, or deny.
+// It is safe for concurrent use.
+type Gate struct {
+	mode             Mode
+	allow, ask, deny []rule
+	root, realRoot   string
+	protected        [][]string
+	// guarded says deny or ask rules exist for bash, so commands the gate
+	// cannot see need approval even in bypass mode.
+	guarded bool
+}
+
+// fileEditTools are the tools that change files, which edit mode allows
+// inside the workspace.
+var fileEditTools = map[string]bool{"write": true, "edit": true, "multi_edit": true}
+
+// NewGate checks the configuration and returns the gate; an invalid rule is
+// an error naming it.
+func NewGate(c GateConfig) (*Gate, error) {
+	mode, err := ParseMode(string(c.Mode))
+	if err != nil {
+		return nil, fmt.Errorf("gate: %w", err)
+	}
+	if !filepath.IsAbs(c.Root) {
+		return nil, fmt.Errorf("gate: workspace root %q is not an absolute path", c.Root)
+	}
+	g := &Gate{mode: mode, root: filepath.Clean(c.Root)}
+	g.realRoot = g.root
+	if real, err := filepath.EvalSymlinks(g.root); err == nil {
+		g.realRoot = real
+	}
+	for _, list := range []struct {
+		in  []string
+		out *[]rule
+	}{{c.Allow, &g.allow}, {c.Ask, &g.ask}, {c.Deny, &g.deny}} {
+		for _, s := range list.in {
+			r, err := parseRule(s)
+			if err != nil {
+				return nil, fmt.Errorf("gate: %w", err)
+			}
+			*list.out = append(*list.out, r)
+		}
+	}
+	for _, r := range append(slices.Clip(g.deny), g.ask...) {
+		g.guarded = g.guarded || r.covers("bash")
+	}
+	seen := map[string]bool{}
+	for _, d := range append([]string{".git", ".decode"}, c.ProtectedDirs...) {
+		clean := path.Clean(strings.ReplaceAll(d, "\\", "/"))
+		if d == "" || strings.HasPrefix(clean, "/") || clean == "." || strings.HasPrefix(clean, "..") {
+			return nil, fmt.Errorf("gate: protected directory %q must be a relative path inside the workspace", d)
+		}
+		if key := strings.ToLower(clean); !seen[key] {
+			seen[key] = true
+			g.protected = append(g.protected, strings.Split(clean, "/"))
+		}
+	}
+	return g, nil
+}
+
+// Mode returns the gate's mode.
+func (g *Gate) Mode() Mode { return g.mode }
+
+// Check decides whether the call of tool name with args may run. readOnly
+// is the tool's own declaration; bash and the file-edit tools are never
+// treated as read-only.
+func (g *Gate) Check(name string, readOnly bool, args json.RawMessage) Verdict {
+	switch {
+	case name == "bash":
+		return g.checkBash(args)
+	case fileEditTools[name]:
+		return g.checkFileEdit(name, args)
+	case pathRuleTools[name]:
+		return g.checkFileRead(name, readOnly, args)
+	case name == "web_fetch":
+		return g.checkFetch(readOnly, args)
+	}
+	return g.checkOther(name, readOnly, args)
+}
+
+// allow, ask and deny build verdicts.
+func allow(rule string) Verdict        { return Verdict{Decision: Allow, Rule: rule} }
+func ask(reason, rule string) Verdict  { return Verdict{Decision: Ask, Reason: reason, Rule: rule} }
+func deny(reason, rule string) Verdict { return Verdict{Decision: Deny, Reason: reason, Rule: rule} }
+
+// rank orders decisions from the least to the most restrictive; an unknown
+// decision counts as a denial.
+func rank(d Decision) int {
+	switch d {
+	case Allow:
+		return 0
+	case Ask:
+		return 1
+	}
+	return 2
+}
+
+func invalidArgs(tool string, err error) Verdict {
+	return deny(fmt.Sprintf("invalid arguments for %s: %v; fix them and call it again", tool, err), "")
+}
+
+// stricter returns the more restrictive of two verdicts. On a tie it keeps
+// the first, unless only the second names a rule: a denial by a rule says
+// more to the model than a mode default.
+func stricter(a, b Verdict) Verdict {
+	if rank(b.Decision) > rank(a.Decision) || (rank(b.Decision) == rank(a.Decision) && a.Rule == "" && b.Rule != "") {
+		return b
+	}
+	return a
+}
+
+// firstRule returns the first rule of list that covers tool and matches.
+func firstRule(list []rule, tool string, match func(*rule) bool) *rule {
+	for i := range list {
+		if list[i].covers(tool) && match(&list[i]) {
+			return &list[i]
+		}
+	}
+	return nil
+}
+
+// modeDefault is the verdict when no rule matched a call.
+func (g *Gate) modeDefault(readOnly bool, what string) Verdict {
+	switch {
+	case readOnly || g.mode == ModeBypass:
+		return allow("")
+	case g.mode == ModePlan:
+		return deny(planReason(what), "")
+	}
+	return ask(fmt.Sprintf("%s is not covered by an allow rule and needs the user's approval", what), "")
+}
+
+func planReason(what string) string {
+	return fmt.Sprintf("plan mode allows only read-only tools and commands the rules allow, so %s cannot run; describe it as a step of the plan instead", what)
+}
+
+// checkOther handles tools the gate has no special knowledge of.
+func (g *Gate) checkOther(name string, readOnly bool, args json.RawMessage) Verdict {
+	what := "tool " + name
+	if !readOnly {
+		if p, ok := optionalPath(args); ok {
+			gp := g.resolve(p)
+			if dir := gp.protected; dir != "" && firstRule(g.allow, name, func(r *rule) bool { return r.names(dir) }) == nil {
+				return deny(protectedReason(gp.raw, dir), "")
+			}
+		}
+	}
+	whole := func(r *rule) bool { return r.kind == ruleAny }
+	if r := firstRule(g.deny, name, whole); r != nil {
+		return deny(fmt.Sprintf("%s is denied by the rule %s; do not call it again", what, r.text), r.text)
+	}
+	if r := firstRule(g.ask, name, whole); r != nil {
+		return ask(fmt.Sprintf("%s matches the rule %s, which asks for approval", what, r.text), r.text)
+	}
+	if r := firstRule(g.allow, name, whole); r != nil {
+		return allow(r.text)
+	}
+	return g.modeDefault(readOnly, what)
+}
+
+// checkFetch matches web_fetch rules against the host of the URL.
+func (g *Gate) checkFetch(readOnly bool, args json.RawMessage) Verdict {
+	var a struct {
+		URL string `json:"url"`
+	}
+	if err := json.Unmarshal(args, &a); err != nil {
+		return invalidArgs("web_fetch", err)
+	}
+	host := ""
+	if u, err := url.Parse(a.URL); err == nil {
+		host = strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	}
+	what := "web_fetch of " + quoteSnippet(a.URL)
+	match := func(r *rule) bool { return r.matchHost(host) }
+	if r := firstRule(g.deny, "web_fetch", match); r != nil {
+		return deny(fmt.Sprintf("%s is denied by the rule %s; do not fetch from that site", what, r.text), r.text)
+	}
+	if r := firstRule(g.ask, "web_fetch", match); r != nil {
+		return ask(fmt.Sprintf("%s matches the rule %s, which asks for approval", what, r.text), r.text)
+	}
+	if r := firstRule(g.allow, "web_fetch", match); r != nil {
+		return allow(r.text)
+	}
+	return g.modeDefault(readOnly, what)
+}
+
+// checkFileRead matches read rules against the path of read, glob and grep.
+func (g *Gate) checkFileRead(tool string, readOnly bool, args json.RawMessage) Verdict {
+	p, ok := optionalPath(args)
+	if !ok && tool != "read" {
+		p, ok = ".", true // glob and grep search the root by default
+	}
+	var gp gatePath
+	if ok {
+		gp = g.resolve(p)
+	}
+	what := fmt.Sprintf("%s of %s", tool, quoteSnippet(p))
+	match := func(r *rule) bool { return r.kind == ruleAny || (ok && gp.matches(r)) }
+	if r := firstRule(g.deny, tool, match); r != nil {
+		return deny(fmt.Sprintf("%s is denied by the rule %s; do not read it", what, r.text), r.text)
+	}
+	if r := firstRule(g.ask, tool, match); r != nil {
+		return ask(fmt.Sprintf("%s matches the rule %s, which asks for approval", what, r.text), r.text)
+	}
+	if r := firstRule(g.allow, tool, func(r *rule) bool { return r.kind == ruleAny || (ok && gp.allowedBy(r)) }); r != nil {
+		return allow(r.text)
+	}
+	return g.modeDefault(readOnly, what)
+}
+
+// checkFileEdit handles write, edit and multi_edit.
+func (g *Gate) checkFileEdit(tool string, args json.RawMessage) Verdict {
+	var a struct {
+		Path     *string `json:"path"`
+		FilePath *string `json:"file_path"`
+	}
+	if err := json.Unmarshal(args, &a); err != nil {
+		return invalidArgs(tool, err)
+	}
+	if a.Path == nil {
+		a.Path = a.FilePath
+	}
+	if a.Path == nil || strings.TrimSpace(*a.Path) == "" {
+		return invalidArgs(tool, fmt.Errorf("path is missing"))
+	}
+	gp := g.resolve(*a.Path)
+	return g.checkWrite(tool, gp, fmt.Sprintf("%s of %s", tool, quoteSnippet(*a.Path)), false)
+}
+
+// checkWrite decides a write to gp by tool, or by a shell redirection
+// (redirect), which edit and default mode leave to the command's own verdict
+// when it stays inside the workspace.
+func (g *Gate) checkWrite(tool string, gp gatePath, what string, redirect bool) Verdict {
+	specific := func(r *rule) bool { return !redirect || r.kind != ruleAny }
+	if r := firstRule(g.deny, tool, func(r *rule) bool { return specific(r) && gp.matches(r) }); r != nil {
+		return deny(fmt.Sprintf("%s is denied by the rule %s; do not write there", what, r.text), r.text)
+	}
+	if dir := gp.protected; dir != "" {
+		named := firstRule(g.allow, tool, func(r *rule) bool { return r.names(dir) && gp.allowedBy(r) })
+		if named == nil {
+			return deny(protectedReason(gp.raw, dir), "")
+		}
+	}
+	if r := firstRule(g.ask, tool, func(r *rule) bool { return specific(r) && gp.matches(r) }); r != nil {
+		return ask(fmt.Sprintf("%s matches the rule %s, which asks for approval", what, r.text), r.text)
+	}
+	if r := firstRule(g.allow, tool, func(r *rule) bool { return specific(r) && gp.allowedBy(r) }); r != nil {
+		return allow(r.text)
+	}
+	switch {
+	case g.mode == ModeBypass:
+		return allow("")
+	case g.mode == ModePlan:
+		return deny(planReason(what), "")
+	case !gp.allowable():
+		return ask(fmt.Sprintf("%s is outside the workspace (%s) and needs the user's approval", what, g.root), "")
+	case g.mode == ModeEdit || redirect:
+		return allow("")
+	}
+	return ask(fmt.Sprintf("%s needs the user's approval", what), "")
+}
+
+func protectedReason(p, dir string) string {
+	return fmt.Sprintf("writing to %s is not allowed: %s/ is protected in every mode (an allow rule that names %s lifts this); do not try another way to write there", quoteSnippet(p), dir, dir)
+}
+
+// optionalPath returns the string path argument (path or file_path) of a
+// tool's arguments, if any.
+func optionalPath(args json.RawMessage) (string, bool) {
+	var a struct {
+		Path     any `json:"path"`
+		FilePath any `json:"file_path"`
+	}
+	if json.Unmarshal(args, &a) != nil {
+		return "", false
+	}
+	for _, v := range []any{a.Path, a.FilePath} {
+		if s, ok := v.(string); ok && s != "" {
+			return s, true
+		}
+	}
+	return "", false
+}
+
+// gatePath is a path argument as the gate sees it, lexically and with the
+// symlinks of its existing part resolved.
+type gatePath struct {
+	raw       string
+	abs, rel  string // cleaned absolute; slash form relative to the root, "" outside it
+	realAbs   string
+	realRel   string
+	dotdot    bool   // the path as given has a .. component
+	unsure    bool   // it starts with ~ or crosses a dangling symlink
+	protected string // the protected directory it lies in, or ""
+}
+
+// resolve places p, relative to the root unless absolute.
+func (g *Gate) resolve(p string) gatePath {
+	gp := gatePath{raw: p}
+	comps := strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' })
+	for _, c := range comps {
+		gp.dotdot = gp.dotdot || c == ".."
+	}
+	gp.protected = protectedIn(comps, g.protected)
+	abs := filepath.FromSlash(p)
+	if strings.HasPrefix(p, "~") {
+		gp.unsure = true
+	} else if !filepath.IsAbs(abs) {
+		abs = filepath.Join(g.root, abs)
+	}
+	gp.abs = filepath.Clean(abs)
+	gp.rel = relInside(g.root, gp.abs)
+	if gp.rel == "" {
+		gp.rel = relInside(g.realRoot, gp.abs)
+	}
+	real, ok := resolveExistingPrefix(gp.abs)
+	gp.unsure = gp.unsure || !ok
+	gp.realAbs = real
+	gp.realRel = relInside(g.realRoot, real)
+	for _, s := range []string{gp.rel, gp.realRel} {
+		if gp.protected == "" && s != "" {
+			gp.protected = protectedIn(strings.Split(s, "/"), g.protected)
+		}
+	}
+	if gp.protected == "" && gp.realRel == "" {
+		gp.protected = protectedIn(strings.Split(filepath.ToSlash(real), "/"), g.protected)
+	}
+	return gp
+}
+
+// allowable reports whether an allow rule or edit mode may allow a write to
+// the path: it lies inside the workspace, both as written and resolved.
+func (gp gatePath) allowable() bool {
+	return gp.rel != "" && gp.realRel != "" && !gp.dotdot && !gp.unsure
+}
+
+// matches reports whether a deny or ask rule matches the path as written or
+// as resolved.
+func (gp gatePath) matches(r *rule) bool {
+	return r.matchPath(gp.rel, gp.abs) || r.matchPath(gp.realRel, gp.realAbs)
+}
+
+// allowedBy reports whether an allow rule matches the path both as written
+// and as resolved, and the path is one an allow may cover.
+func (gp gatePath) allowedBy(r *rule) bool {
+	return r.kind == ruleAny || (gp.allowable() && r.matchPath(gp.rel, gp.abs) && r.matchPath(gp.realRel, gp.realAbs))
+}
+
+// relInside returns abs relative to root in slash form, "." for the root,
+// or "" when abs lies outside it.
+func relInside(root, abs string) string {
+	rel, err := filepath.Rel(root, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return ""
+	}
+	return filepath.ToSlash(rel)
+}
+
+// resolveExistingPrefix resolves the symlinks of the longest existing
+// prefix of the clean absolute path p and appends the rest. It reports
+// false when p crosses a symlink it cannot resolve (a dangling link, whose
+// target a write would create).
+func resolveExistingPrefix(p string) (string, bool) {
+	rest := ""
+	for cur := p; ; {
+		if real, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(real, rest), true
+		}
+		if fi, err := os.Lstat(cur); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			return p, false
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return p, true
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
+}
