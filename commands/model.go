@@ -24,9 +24,9 @@ type provider struct {
 }
 
 var providers = []provider{
-	{name: "gemini", keyEnv: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}, baseEnv: "GOOGLE_GEMINI_BASE_URL", model: "gemini-2.5-flash"},
+	{name: "gemini", keyEnv: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}, baseEnv: "GOOGLE_GEMINI_BASE_URL", baseURL: "https://generativelanguage.googleapis.com/", model: "gemini-2.5-flash"},
 	{name: "openai", keyEnv: []string{"OPENAI_API_KEY"}, baseEnv: "OPENAI_BASE_URL", baseURL: "https://api.openai.com/v1", model: "gpt-4.1-mini"},
-	{name: "anthropic", keyEnv: []string{"ANTHROPIC_API_KEY"}, baseEnv: "ANTHROPIC_BASE_URL", model: "claude-sonnet-4-5"},
+	{name: "anthropic", keyEnv: []string{"ANTHROPIC_API_KEY"}, baseEnv: "ANTHROPIC_BASE_URL", baseURL: "https://api.anthropic.com", model: "claude-sonnet-4-5"},
 	{name: "openrouter", keyEnv: []string{"OPENROUTER_API_KEY"}, baseEnv: "OPENROUTER_BASE_URL", baseURL: "https://openrouter.ai/api/v1", model: "openai/gpt-4.1-mini"},
 	{name: "deepseek", keyEnv: []string{"DEEPSEEK_API_KEY"}, baseEnv: "DEEPSEEK_BASE_URL", baseURL: "https://api.deepseek.com/v1", model: "deepseek-chat"},
 	{name: "ollama", baseEnv: "OPENAI_BASE_URL", baseURL: "http://localhost:11434/v1", noKey: true},
@@ -66,7 +66,7 @@ func splitModel(name string) (string, string, error) {
 		}
 	}
 	return "", "", &llm.Error{Kind: llm.ErrConfig, Provider: "decode",
-		Msg: fmt.Sprintf("cannot tell the provider of model %q; write PROVIDER:MODEL with one of: %s, script", name, providerNames())}
+		Msg: fmt.Sprintf("cannot tell the provider of model %q; write PROVIDER:MODEL with one of: %s, script (decode models lists the known models)", name, providerNames())}
 }
 
 func providerNames() string {
@@ -79,67 +79,149 @@ func providerNames() string {
 }
 
 // defaultModel picks the provider whose key is set, in the order of the
-// providers table, when no model is configured.
-func (f *Factory) defaultModel() (string, error) {
+// providers table, when no model is configured. It returns the model and
+// the variable that chose it.
+func (f *Factory) defaultModel() (string, string, error) {
 	var vars []string
 	for _, p := range providers {
 		for _, k := range p.keyEnv {
 			if f.Getenv(k) != "" {
-				return p.name + ":" + p.model, nil
+				return p.name + ":" + p.model, k, nil
 			}
 			vars = append(vars, k)
 		}
 	}
-	return "", &llm.Error{Kind: llm.ErrConfig, Provider: "decode",
+	return "", "", &llm.Error{Kind: llm.ErrConfig, Provider: "decode",
 		Msg: "no model configured and no API key set: set one of " + strings.Join(vars, ", ") +
 			", or pass -m PROVIDER:MODEL (-m script:FILE plays a scripted conversation offline)"}
 }
 
-// newModel builds the model client for a name such as "openai:gpt-4.1-mini".
+// modelChoice is a resolved provider model: where to send requests and
+// with which key.
+type modelChoice struct {
+	p     provider
+	model string
+	key   string
+	base  string
+}
+
+// newModel builds the model client for a name such as "openai:gpt-4.1-mini"
+// (empty: chosen by the keys that are set), wrapped in the one retry policy.
 func (f *Factory) newModel(ctx context.Context, name string, cfg Config) (llm.Model, error) {
 	if name == "" {
 		var err error
-		if name, err = f.defaultModel(); err != nil {
+		if name, _, err = f.defaultModel(); err != nil {
 			return nil, err
 		}
 	}
-	pname, model, err := splitModel(name)
-	if err != nil {
-		return nil, err
-	}
-	if pname == "script" {
-		m, err := script.Load(model)
+	if pname, file, ok := strings.Cut(name, ":"); ok && pname == "script" {
+		m, err := script.Load(file)
 		if err != nil {
 			return nil, usageErrorf("%v", err)
 		}
 		return m, nil
 	}
-	p, _ := findProvider(pname)
-	pc := cfg.Providers[pname]
-	key, err := f.apiKey(p, pc)
+	mc, err := f.resolveModel(name, cfg)
 	if err != nil {
 		return nil, err
 	}
-	base := p.baseURL
-	if pc.BaseURL != "" {
-		base = pc.BaseURL
+	if w := mc.unknownModelWarning(); w != "" {
+		fmt.Fprintln(f.IO.Err, "decode: warning: "+w)
 	}
-	if v := f.Getenv(p.baseEnv); v != "" {
-		base = v
-	}
-	var m llm.Model
-	switch pname {
-	case "anthropic":
-		m, err = anthropic.New(anthropic.Config{APIKey: key, BaseURL: base, Model: model})
-	case "gemini":
-		m, err = gemini.New(ctx, gemini.Config{APIKey: key, BaseURL: base, Model: model})
-	default:
-		m, err = openai.New(openai.Config{APIKey: key, BaseURL: base, Model: model, Provider: pname})
-	}
+	m, err := mc.build(ctx)
 	if err != nil {
 		return nil, err
 	}
 	return llm.WithRetry(m, llm.RetryPolicy{}), nil
+}
+
+// resolveModel finds the provider, key and base URL of a model name.
+func (f *Factory) resolveModel(name string, cfg Config) (modelChoice, error) {
+	pname, model, err := splitModel(name)
+	if err != nil {
+		return modelChoice{}, err
+	}
+	p, ok := findProvider(pname)
+	if !ok {
+		return modelChoice{}, &llm.Error{Kind: llm.ErrConfig, Provider: pname,
+			Msg: fmt.Sprintf("%s models are not served by a provider; known: %s", pname, providerNames())}
+	}
+	pc := cfg.Providers[pname]
+	key, err := f.apiKey(p, pc)
+	if err != nil {
+		return modelChoice{}, err
+	}
+	base, _ := f.baseURL(p, pc)
+	return modelChoice{p: p, model: model, key: key, base: base}, nil
+}
+
+// baseURL is the endpoint in effect for p and what set it: the provider's
+// variable, the config file, or the default.
+func (f *Factory) baseURL(p provider, pc ProviderConfig) (string, string) {
+	if v := f.Getenv(p.baseEnv); v != "" {
+		return v, p.baseEnv
+	}
+	if pc.BaseURL != "" {
+		return pc.BaseURL, "config"
+	}
+	return p.baseURL, "default"
+}
+
+// build makes the provider's adapter, without retries.
+func (mc modelChoice) build(ctx context.Context) (llm.Model, error) {
+	switch mc.p.name {
+	case "anthropic":
+		return anthropic.New(anthropic.Config{APIKey: mc.key, BaseURL: mc.base, Model: mc.model})
+	case "gemini":
+		return gemini.New(ctx, gemini.Config{APIKey: mc.key, BaseURL: mc.base, Model: mc.model})
+	default:
+		return openai.New(openai.Config{APIKey: mc.key, BaseURL: mc.base, Model: mc.model, Provider: mc.p.name})
+	}
+}
+
+// unknownModelWarning is the warning for a model name the price table does
+// not know, at a provider whose models it lists. The name is still tried:
+// providers add models faster than decode's table follows. A custom base
+// URL (a proxy, vLLM) serves names of its own and gets no warning.
+func (mc modelChoice) unknownModelWarning() string {
+	if mc.base != mc.p.baseURL {
+		return ""
+	}
+	if _, ok := llm.LookupModel(mc.p.name + ":" + mc.model); ok {
+		return ""
+	}
+	var known []string
+	for _, m := range llm.KnownModels() {
+		if m.Provider == mc.p.name {
+			known = append(known, m.Name)
+		}
+	}
+	if len(known) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s model %q is not in decode's table (known: %s); trying it anyway, its cost is unknown",
+		mc.p.name, mc.model, strings.Join(known, ", "))
+}
+
+// costFunc prices a response for agent.Options.Cost: under the name the
+// provider reported ("gpt-4.1-mini-2025-04-14"), else under the configured
+// name. Unknown models cost 0. A script (-m script:FILE) whose "model"
+// names a known model ("openai:gpt-4.1-mini") is priced like it.
+func costFunc(configured string) func(reported string, u llm.Usage) float64 {
+	pname, _, _ := strings.Cut(configured, ":")
+	return func(reported string, u llm.Usage) float64 {
+		if reported != "" {
+			name := reported
+			if !strings.Contains(reported, ":") && pname != "script" {
+				name = pname + ":" + reported
+			}
+			if c, ok := llm.Cost(name, u); ok {
+				return c
+			}
+		}
+		c, _ := llm.Cost(configured, u)
+		return c
+	}
 }
 
 func (f *Factory) apiKey(p provider, pc ProviderConfig) (string, error) {
@@ -159,7 +241,7 @@ func (f *Factory) apiKey(p provider, pc ProviderConfig) (string, error) {
 		Msg: fmt.Sprintf("no API key: set %s", strings.Join(vars, " or "))}
 }
 
-// secretValues are the values of every key variable that is set, for
+// secretNames are the names of every variable that may hold a key, for
 // redaction in sessions and removal from tool environments.
 func (f *Factory) secretNames(cfg Config) []string {
 	var names []string

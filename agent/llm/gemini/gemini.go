@@ -279,7 +279,14 @@ func (t *turn) stopReason() (llm.StopReason, error) {
 		return llm.StopEnd, nil
 	case genai.FinishReasonMaxTokens:
 		return llm.StopMaxTokens, nil
-	case genai.FinishReasonMalformedFunctionCall, genai.FinishReasonUnexpectedToolCall, genai.FinishReasonTooManyToolCalls:
+	case genai.FinishReasonMalformedFunctionCall:
+		// The model wrote a call that did not parse (Gemini's form of
+		// invalid JSON arguments). There is no call to answer with a tool
+		// error, but a new sample usually gets it right: a server-side
+		// failure, retried like one.
+		return "", &llm.Error{Kind: llm.ErrServer, Provider: provider,
+			Msg: strings.TrimSpace(fmt.Sprintf("model stopped: %s %s", t.finish, t.msg))}
+	case genai.FinishReasonUnexpectedToolCall, genai.FinishReasonTooManyToolCalls:
 		return "", &llm.Error{Kind: llm.ErrMalformed, Provider: provider,
 			Msg: strings.TrimSpace(fmt.Sprintf("model stopped: %s %s", t.finish, t.msg))}
 	default:

@@ -416,9 +416,9 @@ func TestFailures(t *testing.T) {
 			kind:  llm.ErrMalformed,
 		},
 		{
-			name:  "malformed function call",
+			name:  "malformed function call is retried",
 			reply: reply{file: "malformed_call.sse"},
-			kind:  llm.ErrMalformed, msg: "MALFORMED_FUNCTION_CALL",
+			kind:  llm.ErrServer, msg: "MALFORMED_FUNCTION_CALL",
 		},
 	}
 	for _, tc := range tests {
