@@ -48,6 +48,8 @@ type BashOptions struct {
 	// MaxLines and MaxBytes cap the output shown (2,000 lines, 50 KB when zero).
 	MaxLines, MaxBytes int
 	// TempDir holds the files with full outputs (the system's when empty).
+	// It is created, private, when the first output overflows, so a run
+	// can be given a directory of its own that exists only if it is used.
 	TempDir string
 }
 
@@ -144,6 +146,14 @@ func (b *Bash) Run(ctx context.Context, raw json.RawMessage) (res Result, err er
 	return res, nil
 }
 
+// Dir returns the directory the next command starts in: where the last one
+// ended. The gate places a command's relative paths from there.
+func (b *Bash) Dir() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.cwd
+}
+
 // startDir returns where the next command starts: where the last one
 // ended, or the configured directory when that one is gone.
 func (b *Bash) startDir() (string, string) {
@@ -172,7 +182,7 @@ type bashRun struct {
 // run starts the command in its own process group and waits for it, its
 // timeout, or ctx; stopping it kills the whole group.
 func (b *Bash) run(ctx context.Context, command, dir string, timeout time.Duration) (*bashRun, error) {
-	cwdFile, err := os.CreateTemp(b.o.TempDir, "decode-cwd-*")
+	cwdFile, err := os.CreateTemp("", "decode-cwd-*") // removed below, so not in TempDir
 	if err != nil {
 		return nil, fmt.Errorf("bash: %w", err)
 	}
@@ -350,7 +360,9 @@ func (o *bashOutput) Write(p []byte) (int, error) {
 // spill moves the output so far to a temporary file.
 func (o *bashOutput) spill() {
 	o.spilled = true
-	o.file, o.fileErr = os.CreateTemp(o.dir, "decode-bash-*.txt")
+	if o.fileErr = os.MkdirAll(o.dir, 0o700); o.fileErr == nil {
+		o.file, o.fileErr = os.CreateTemp(o.dir, "decode-bash-*.txt")
+	}
 	o.save(o.buf)
 }
 

@@ -274,3 +274,29 @@ func TestBashConcurrentCalls(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{"0", "1", "2", "3"}, got)
 }
+
+func TestBashTempDirMadeWhenNeeded(t *testing.T) {
+	tmp := filepath.Join(t.TempDir(), "decode-run")
+	b := newTestBash(t, BashOptions{TempDir: tmp, MaxLines: 5})
+	res := runBash(t, context.Background(), b, "echo short", 0)
+	require.False(t, res.IsError, res.Content)
+	assert.NoDirExists(t, tmp, "no directory until an output overflows")
+	res = runBash(t, context.Background(), b, "seq 1 100", 0)
+	require.False(t, res.IsError, res.Content)
+	entries, err := os.ReadDir(tmp)
+	require.NoError(t, err, "the directory is made for the first full output")
+	assert.Len(t, entries, 1)
+	fi, err := os.Stat(tmp)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm(), "outputs may hold secrets: the directory is private")
+}
+
+func TestBashDirFollowsCd(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "sub"), 0o755))
+	b := newTestBash(t, BashOptions{Dir: dir})
+	real, err := filepath.EvalSymlinks(dir)
+	require.NoError(t, err)
+	runBash(t, context.Background(), b, "cd sub", 0)
+	assert.Equal(t, filepath.Join(real, "sub"), b.Dir(), "the gate sees where the next command starts")
+}

@@ -17,6 +17,8 @@ type Mode string
 // The permission modes.
 const (
 	// ModeDefault allows read-only tools and asks for everything else.
+	// web_fetch, read-only but sending a request out, asks in every mode
+	// but bypass unless a web_fetch(domain:...) rule allows its host.
 	ModeDefault Mode = "default"
 	// ModePlan allows only read-only tools; everything else is denied.
 	ModePlan Mode = "plan"
@@ -44,6 +46,14 @@ type GateConfig struct {
 	// Root is the workspace root, an absolute path; relative paths in tool
 	// arguments and path rules are relative to it.
 	Root string
+	// ExtraRoots are more directories of the workspace (--add-dir), as
+	// absolute paths: edits there count as inside the workspace, as under
+	// Root. Path rules still match relative to Root (or absolute patterns).
+	ExtraRoots []string
+	// BashDir, when set, returns the bash tool's working directory, which
+	// it keeps between calls: relative paths in a command are resolved
+	// from there. Root is used when it is nil or returns "".
+	BashDir func() string
 	// ProtectedDirs are directories (relative, matched anywhere in a path)
 	// that no mode may write to unless an allow rule names them. .git and
 	// .decode are always protected.
@@ -56,6 +66,8 @@ type Gate struct {
 	mode             Mode
 	allow, ask, deny []rule
 	root, realRoot   string
+	extra, realExtra []string // ExtraRoots, cleaned and with symlinks resolved
+	bashDir          func() string
 	protected        [][]string
 	// guarded says deny or ask rules exist for bash, so commands the gate
 	// cannot see need approval even in bypass mode.
@@ -76,10 +88,21 @@ func NewGate(c GateConfig) (*Gate, error) {
 	if !filepath.IsAbs(c.Root) {
 		return nil, fmt.Errorf("gate: workspace root %q is not an absolute path", c.Root)
 	}
-	g := &Gate{mode: mode, root: filepath.Clean(c.Root)}
+	g := &Gate{mode: mode, root: filepath.Clean(c.Root), bashDir: c.BashDir}
 	g.realRoot = g.root
 	if real, err := filepath.EvalSymlinks(g.root); err == nil {
 		g.realRoot = real
+	}
+	for _, d := range c.ExtraRoots {
+		if !filepath.IsAbs(d) {
+			return nil, fmt.Errorf("gate: extra workspace root %q is not an absolute path", d)
+		}
+		d = filepath.Clean(d)
+		real := d
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			real = r
+		}
+		g.extra, g.realExtra = append(g.extra, d), append(g.realExtra, real)
 	}
 	for _, list := range []struct {
 		in  []string
@@ -125,7 +148,7 @@ func (g *Gate) Check(name string, readOnly bool, args json.RawMessage) Verdict {
 	case pathRuleTools[name]:
 		return g.checkFileRead(name, readOnly, args)
 	case name == "web_fetch":
-		return g.checkFetch(readOnly, args)
+		return g.checkFetch(args)
 	}
 	return g.checkOther(name, readOnly, args)
 }
@@ -211,17 +234,21 @@ func (g *Gate) checkOther(name string, readOnly bool, args json.RawMessage) Verd
 }
 
 // checkFetch matches web_fetch rules against the host of the URL.
-func (g *Gate) checkFetch(readOnly bool, args json.RawMessage) Verdict {
+func (g *Gate) checkFetch(args json.RawMessage) Verdict {
 	var a struct {
 		URL string `json:"url"`
 	}
 	if err := json.Unmarshal(args, &a); err != nil {
 		return invalidArgs("web_fetch", err)
 	}
-	host := ""
-	if u, err := url.Parse(a.URL); err == nil {
-		host = strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	// A URL the gate cannot place is denied, not asked about: a deny rule
+	// cannot match it, and the tool must never fetch a host the gate did
+	// not see.
+	u, err := url.Parse(a.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
+		return invalidArgs("web_fetch", fmt.Errorf("%s is not an absolute http(s) URL", quoteSnippet(a.URL)))
 	}
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 	what := "web_fetch of " + quoteSnippet(a.URL)
 	match := func(r *rule) bool { return r.matchHost(host) }
 	if r := firstRule(g.deny, "web_fetch", match); r != nil {
@@ -233,7 +260,14 @@ func (g *Gate) checkFetch(readOnly bool, args json.RawMessage) Verdict {
 	if r := firstRule(g.allow, "web_fetch", match); r != nil {
 		return allow(r.text)
 	}
-	return g.modeDefault(readOnly, what)
+	// web_fetch changes nothing here, but its request carries the URL (and
+	// whatever the model put in it) out of the machine: read-only or not,
+	// only bypass mode or a rule lets it go without asking. Plan mode asks
+	// too, as reading documentation is part of planning.
+	if g.mode == ModeBypass {
+		return allow("")
+	}
+	return ask(fmt.Sprintf("%s sends a request out of this machine; no web_fetch(domain:...) rule allows the host %s", what, quoteSnippet(host)), "")
 }
 
 // checkFileRead matches read rules against the path of read, glob and grep.
@@ -337,17 +371,23 @@ func optionalPath(args json.RawMessage) (string, bool) {
 // gatePath is a path argument as the gate sees it, lexically and with the
 // symlinks of its existing part resolved.
 type gatePath struct {
-	raw       string
-	abs, rel  string // cleaned absolute; slash form relative to the root, "" outside it
-	realAbs   string
-	realRel   string
-	dotdot    bool   // the path as given has a .. component
-	unsure    bool   // it starts with ~ or crosses a dangling symlink
-	protected string // the protected directory it lies in, or ""
+	raw      string
+	abs, rel string // cleaned absolute; slash form relative to the root, "" outside it
+	realAbs  string
+	realRel  string
+	dotdot   bool // the path as given has a .. component
+	unsure   bool // it starts with ~ or crosses a dangling symlink
+	// extra and realExtra: outside the root, the path lies in an extra
+	// root as written (extra) and resolved (realExtra).
+	extra, realExtra bool
+	protected        string // the protected directory it lies in, or ""
 }
 
 // resolve places p, relative to the root unless absolute.
-func (g *Gate) resolve(p string) gatePath {
+func (g *Gate) resolve(p string) gatePath { return g.resolveFrom(g.root, p) }
+
+// resolveFrom places p, relative to the directory base unless absolute.
+func (g *Gate) resolveFrom(base, p string) gatePath {
 	gp := gatePath{raw: p}
 	comps := strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' })
 	for _, c := range comps {
@@ -358,7 +398,7 @@ func (g *Gate) resolve(p string) gatePath {
 	if strings.HasPrefix(p, "~") {
 		gp.unsure = true
 	} else if !filepath.IsAbs(abs) {
-		abs = filepath.Join(g.root, abs)
+		abs = filepath.Join(base, abs)
 	}
 	gp.abs = filepath.Clean(abs)
 	gp.rel = relInside(g.root, gp.abs)
@@ -369,21 +409,41 @@ func (g *Gate) resolve(p string) gatePath {
 	gp.unsure = gp.unsure || !ok
 	gp.realAbs = real
 	gp.realRel = relInside(g.realRoot, real)
-	for _, s := range []string{gp.rel, gp.realRel} {
+	realExtraRel := ""
+	if gp.rel == "" {
+		gp.extra = insideAny(append(slices.Clip(g.extra), g.realExtra...), gp.abs) != ""
+	}
+	if gp.realRel == "" {
+		realExtraRel = insideAny(g.realExtra, real)
+		gp.realExtra = realExtraRel != ""
+	}
+	for _, s := range []string{gp.rel, gp.realRel, realExtraRel} {
 		if gp.protected == "" && s != "" {
 			gp.protected = protectedIn(strings.Split(s, "/"), g.protected)
 		}
 	}
-	if gp.protected == "" && gp.realRel == "" {
+	if gp.protected == "" && gp.realRel == "" && realExtraRel == "" {
 		gp.protected = protectedIn(strings.Split(filepath.ToSlash(real), "/"), g.protected)
 	}
 	return gp
 }
 
+// insideAny returns abs relative to the first of roots that contains it,
+// or "" when none does.
+func insideAny(roots []string, abs string) string {
+	for _, r := range roots {
+		if rel := relInside(r, abs); rel != "" {
+			return rel
+		}
+	}
+	return ""
+}
+
 // allowable reports whether an allow rule or edit mode may allow a write to
-// the path: it lies inside the workspace, both as written and resolved.
+// the path: it lies inside the workspace (the root or an extra root), both
+// as written and resolved.
 func (gp gatePath) allowable() bool {
-	return gp.rel != "" && gp.realRel != "" && !gp.dotdot && !gp.unsure
+	return (gp.rel != "" || gp.extra) && (gp.realRel != "" || gp.realExtra) && !gp.dotdot && !gp.unsure
 }
 
 // matches reports whether a deny or ask rule matches the path as written or

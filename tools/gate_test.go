@@ -169,12 +169,12 @@ func TestGateWebFetch(t *testing.T) {
 		Deny: []string{"web_fetch(domain:evil.example)"}, Ask: []string{"web_fetch(domain:*.corp.example)"}})
 	require.NoError(t, err)
 	for url, want := range map[string]Decision{
-		"https://go.dev/doc":              Allow,
+		"https://go.dev/doc":              Ask, // no rule: web_fetch asks even in plan mode
 		"https://evil.example/x":          Deny,
 		"https://a.b.EVIL.example./x":     Deny,
 		"https://user@evil.example:8443/": Deny,
-		"https://notevil.example/":        Allow,
-		"https://evil.example.other.org/": Allow,
+		"https://notevil.example/":        Ask,
+		"https://evil.example.other.org/": Ask,
 		"https://wiki.corp.example/":      Ask,
 		"https://corp.example/":           Ask,
 	} {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -36,8 +37,9 @@ func (g *Gate) checkBash(args json.RawMessage) (v Verdict) {
 	v = allow("")
 	// Writes first: on a tie, a write into a protected directory is the
 	// more useful reason.
+	dirs, dirsKnown := g.shellDirs(an.cds)
 	for _, w := range an.writes {
-		v = stricter(v, g.checkRedirect(w))
+		v = stricter(v, g.checkRedirect(w, dirs, dirsKnown))
 	}
 	for i := range an.cmds {
 		v = stricter(v, g.checkUnit(&an.cmds[i]))
@@ -117,15 +119,67 @@ func (g *Gate) floorVerdict(what string, f floor) Verdict {
 	return ask(fmt.Sprintf("%s needs the user's approval: %s", what, f.reason), "")
 }
 
-// checkRedirect decides a redirection that writes to a file.
-func (g *Gate) checkRedirect(w writeUnit) Verdict {
+// shellDirs returns the directories a relative path in a command line may
+// be relative to: where the bash tool will start it, then each directory
+// the line changes to, in order (a path after cd sub may be in sub). It
+// reports false when the line changes to a directory known only at run
+// time, where a relative path could point anywhere.
+func (g *Gate) shellDirs(cds []shellWord) ([]string, bool) {
+	cur := g.root
+	if g.bashDir != nil {
+		if d := g.bashDir(); filepath.IsAbs(d) {
+			cur = filepath.Clean(d)
+		}
+	}
+	dirs := []string{cur}
+	for _, c := range cds {
+		if !c.literal {
+			return dirs, false
+		}
+		cur = filepath.Join(cur, filepath.FromSlash(c.text))
+		if filepath.IsAbs(c.text) {
+			cur = filepath.Clean(c.text)
+		}
+		if !slices.Contains(dirs, cur) {
+			dirs = append(dirs, cur)
+		}
+	}
+	return dirs, true
+}
+
+// checkRedirect decides a write to a file by a redirection or by a
+// command's argument (tee FILE, cp x FILE). A relative target is checked
+// against each directory the line may run it in.
+func (g *Gate) checkRedirect(w writeUnit, dirs []string, dirsKnown bool) Verdict {
 	t := w.target
 	what := "the bash command's write to " + quoteSnippet(t.text)
-	if t.literal {
-		return g.checkWrite("write", g.resolve(t.text), what, true)
+	if w.cmd != nil {
+		what = "the write to " + quoteSnippet(t.text) + " by " + quoteSnippet(joinWords(w.cmd))
+	}
+	if t.literal && (dirsKnown || filepath.IsAbs(t.text)) {
+		v := allow("")
+		for _, d := range dirs {
+			gp := g.resolveFrom(d, t.text)
+			if r := g.bashRuleNaming(w.cmd, gp.protected); r != nil && g.firstWriteDeny(gp) == nil {
+				v = stricter(v, allow(r.text)) // an allow rule for this command names the directory
+				continue
+			}
+			v = stricter(v, g.checkWrite("write", gp, what, true))
+			if filepath.IsAbs(t.text) {
+				break
+			}
+		}
+		return v
 	}
 	if dir := mentionsProtected(t.text, g.protected); dir != "" {
-		return deny(protectedReason(t.text, dir), "")
+		if r := g.bashRuleNaming(w.cmd, dir); r == nil {
+			return deny(protectedReason(t.text, dir), "")
+		}
+	}
+	if t.literal {
+		// A relative path after cd to a place known only at run time may
+		// land in .git, whatever the mode.
+		return g.floorVerdict(what, floor{reason: "the line changes to a directory known only at run time, so the gate cannot tell where it points"})
 	}
 	switch g.mode {
 	case ModeBypass:
@@ -134,4 +188,19 @@ func (g *Gate) checkRedirect(w writeUnit) Verdict {
 		return deny(planReason(what), "")
 	}
 	return ask(fmt.Sprintf("%s needs the user's approval: the file name is only known at run time", what), "")
+}
+
+// bashRuleNaming returns the bash allow rule that matches cmd and names the
+// protected directory dir, which lifts the protection for what cmd writes.
+func (g *Gate) bashRuleNaming(cmd []shellWord, dir string) *rule {
+	if cmd == nil || dir == "" {
+		return nil
+	}
+	joined := joinWords(cmd)
+	return firstRule(g.allow, "bash", func(r *rule) bool { return r.kind != ruleAny && r.matchCommand(cmd, joined) && r.names(dir) })
+}
+
+// firstWriteDeny returns the deny rule for file writes that matches gp.
+func (g *Gate) firstWriteDeny(gp gatePath) *rule {
+	return firstRule(g.deny, "write", func(r *rule) bool { return r.kind != ruleAny && gp.matches(r) })
 }

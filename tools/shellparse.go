@@ -25,6 +25,9 @@ type shellWord struct {
 	// splits reports that the word may become several words, or none, at
 	// run time: an unquoted expansion or glob, or "$@".
 	splits bool
+	// procSubst reports that the word is one process substitution, <(cmd)
+	// or >(cmd): a /dev/fd path to a command checked on its own.
+	procSubst bool
 }
 
 // unitKind says how a command unit is checked.
@@ -70,6 +73,9 @@ type cmdUnit struct {
 // writeUnit is a redirection or option that writes to a file.
 type writeUnit struct {
 	target shellWord
+	// cmd is the command that writes it by an argument (cp x .git/y), or
+	// nil for a redirection.
+	cmd []shellWord
 }
 
 // shellAnalysis is what the gate needs to know about one command line.
@@ -79,6 +85,11 @@ type shellAnalysis struct {
 	floors []floor // floors of the line as a whole
 	err    error   // the line, or a string it runs, could not be parsed
 	capped bool    // a work limit was reached
+	// cds are the directories the line changes to (cd, pushd), in order;
+	// relative paths after them may point there.
+	cds []shellWord
+	// dotglob: the line may turn on dotglob, under which * matches .git.
+	dotglob bool
 }
 
 // shellAnalyzer collects the units of a command line and the strings it
@@ -111,6 +122,7 @@ func (a *shellAnalyzer) parse(src string, depth int) {
 		a.fail(fmt.Errorf("the command contains a NUL byte"))
 		return
 	}
+	a.noteDotglob(src)
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
 	if err != nil {
 		if depth > 0 {
@@ -168,6 +180,7 @@ func (a *shellAnalyzer) command(words []shellWord, floors []floor, depth int) {
 	if a.recordWrapped(words, floors, depth) {
 		return
 	}
+	a.noteWrites(words)
 	floors = append(floors, commandFloors(words)...)
 	kind := unitCommand
 	if name.text == "exec" && len(words) == 1 {
@@ -218,7 +231,7 @@ func mentionsProtected(text string, protected [][]string) string {
 			i = start + 1
 		}
 	}
-	return ""
+	return globMayName(lower, protected)
 }
 
 // nameByte reports whether c can be part of a file name next to a
@@ -587,7 +600,11 @@ func (v *shellVisitor) word(w *syntax.Word) shellWord {
 			literal, splits = false, true
 		}
 	}
-	return shellWord{text: b.String(), literal: literal, splits: splits}
+	proc := false
+	if len(w.Parts) == 1 {
+		_, proc = w.Parts[0].(*syntax.ProcSubst)
+	}
+	return shellWord{text: b.String(), literal: literal, splits: splits, procSubst: proc}
 }
 
 // source returns the source text of n.
