@@ -1,55 +1,107 @@
 package commands
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
+	"decode/agent"
 	"decode/session"
 )
 
 // LogOptions are the inputs of `decode log`.
 type LogOptions struct {
-	F       *Factory
-	Dir     string
-	Session string
-	JSONL   bool
+	F   *Factory
+	Dir string
+	// Sessions are the SESSION arguments: none (list), one, or two (--diff).
+	Sessions []string
+	JSON     bool
+	JSONL    bool
+	Stat     bool
+	Check    bool
+	Diff     bool
+	// Limit caps the list at the newest N sessions; 0 lists all.
+	Limit int
 }
 
 // NewCmdLog builds `decode log`.
 func NewCmdLog(f *Factory, runF func(*cli.Context, *LogOptions) error) *cli.Command {
 	if runF == nil {
-		runF = func(c *cli.Context, o *LogOptions) error { return logRun(c, o) }
+		runF = func(c *cli.Context, o *LogOptions) error { return logRun(c.Context, o) }
 	}
 	return &cli.Command{
 		Name:      "log",
 		Usage:     "list sessions, or show one",
-		ArgsUsage: "[SESSION]",
-		Description: `With no SESSION, lists this repository's sessions, newest first. With one,
-prints its transcript. SESSION is an id, a unique prefix of one, @ for the
-latest or @~N for the N-th before it.
+		ArgsUsage: "[SESSION] | --diff A B",
+		Description: `With no SESSION, lists this repository's sessions, newest first: id, age,
+model, status, turns, title. With one, prints its transcript, each entry
+numbered (decode fork SESSION@N branches after entry N). SESSION is an id, a
+unique prefix of one, @ for the latest or @~N for the N-th before it.
 
-   decode log
-   decode log @
-   decode log --jsonl @ | jq -c 'select(.type=="tool_call")'`,
+   decode log -n 10
+   decode log @                 # the transcript
+   decode log --stat @          # tokens, cost, tool calls, time
+   decode log --json @ | jq '.[] | select(.type=="tool_call") | .data.name'
+   decode log --jsonl @         # the entries exactly as stored
+   decode log --check           # unreadable lines in any session (exit 1 if any)
+   decode log --diff @~1 @      # where a fork or replay diverged, and what each did`,
 		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print JSON: the list, the session's entries, --stat or --diff as one JSON document"},
 			&cli.BoolFlag{Name: "jsonl", Usage: "print the session's entries exactly as stored, one JSON object per line"},
+			&cli.BoolFlag{Name: "stat", Usage: "print the session's figures: tokens, cost, model requests, tool calls, time"},
+			&cli.BoolFlag{Name: "check", Usage: "list lines that cannot be read, of SESSION or of every session; exit 1 if any"},
+			&cli.BoolFlag{Name: "diff", Usage: "show where sessions A and B diverge and what each did after"},
+			&cli.IntFlag{Name: "limit", Aliases: []string{"n"}, Usage: "list only the newest `N` sessions"},
 			&cli.StringFlag{Name: "dir", Aliases: []string{"C"}, Usage: "run in `DIR` instead of the current directory"},
 		},
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 1 {
-				return usageErrorf("log takes at most one SESSION")
+			o := &LogOptions{
+				F: f, Dir: c.String("dir"), Sessions: c.Args().Slice(),
+				JSON: c.Bool("json"), JSONL: c.Bool("jsonl"), Stat: c.Bool("stat"),
+				Check: c.Bool("check"), Diff: c.Bool("diff"), Limit: c.Int("limit"),
 			}
-			return runF(c, &LogOptions{F: f, Dir: c.String("dir"), Session: c.Args().First(), JSONL: c.Bool("jsonl")})
+			if err := o.validate(); err != nil {
+				return err
+			}
+			return runF(c, o)
 		},
 	}
 }
 
-func logRun(c *cli.Context, o *LogOptions) error {
+// validate checks that the flags and arguments go together.
+func (o *LogOptions) validate() error {
+	modes := 0
+	for _, on := range []bool{o.JSONL, o.Stat, o.Check, o.Diff} {
+		if on {
+			modes++
+		}
+	}
+	switch {
+	case modes > 1:
+		return usageErrorf("log takes one of --jsonl, --stat, --check, --diff")
+	case o.JSON && (o.JSONL || o.Check):
+		return usageErrorf("--json goes with a list, a SESSION, --stat or --diff")
+	case o.Diff && len(o.Sessions) != 2:
+		return usageErrorf("--diff takes two sessions: decode log --diff A B")
+	case !o.Diff && len(o.Sessions) > 1:
+		return usageErrorf("log takes at most one SESSION (two with --diff)")
+	case (o.JSONL || o.Stat) && len(o.Sessions) == 0:
+		return usageErrorf("--jsonl and --stat need a SESSION, such as @ for the latest")
+	case o.Limit < 0:
+		return usageErrorf("--limit must not be negative")
+	}
+	return nil
+}
+
+func logRun(ctx context.Context, o *LogOptions) error {
 	dir, err := o.F.workDir(o.Dir)
 	if err != nil {
 		return err
@@ -59,46 +111,144 @@ func logRun(c *cli.Context, o *LogOptions) error {
 		return fmt.Errorf("open session store: %w", err)
 	}
 	out := o.F.IO.Out
-	if o.Session == "" {
-		if o.JSONL {
-			return usageErrorf("--jsonl needs a SESSION")
-		}
-		infos, err := st.List(c.Context)
+	switch {
+	case o.Diff:
+		return logDiff(ctx, o, st)
+	case o.Check:
+		return logCheck(ctx, o, st)
+	case len(o.Sessions) == 0:
+		infos, err := st.List(ctx)
 		if err != nil {
 			return err
+		}
+		if o.Limit > 0 && len(infos) > o.Limit {
+			infos = infos[:o.Limit]
+		}
+		if o.JSON {
+			return writeJSON(out, listJSON(infos))
 		}
 		printList(out, infos, time.Now())
 		return nil
 	}
-	s, err := st.Open(c.Context, o.Session)
+	s, err := st.Open(ctx, o.Sessions[0])
 	if err != nil {
 		return err
 	}
-	for _, p := range s.Problems() {
-		fmt.Fprintf(o.F.IO.Err, "decode: warning: %s line %d skipped: %s\n", p.Chunk, p.Line, p.Err)
-	}
-	if o.JSONL {
-		data, err := s.JSONL(c.Context)
+	warnProblems(o.F.IO.Err, s)
+	switch {
+	case o.Stat:
+		stat := statOf(s)
+		if o.JSON {
+			return writeJSON(out, stat)
+		}
+		printStat(out, stat)
+		return nil
+	case o.JSONL:
+		data, err := s.JSONL(ctx)
 		if err != nil {
 			return err
 		}
 		_, err = out.Write(data)
 		return err
+	case o.JSON:
+		return writeEntries(out, s.Entries())
 	}
 	printTranscript(out, s.Entries())
 	return nil
 }
 
-func printList(w io.Writer, infos []session.Info, now time.Time) {
-	for _, in := range infos {
-		fmt.Fprintf(w, "%s  %-8s  %-10s  %-28s  %2d  %s\n", in.ID, age(now.Sub(in.Updated)), in.Status, in.Model, in.Turns, in.Title)
+// warnProblems says on stderr which lines were skipped while reading s.
+func warnProblems(w io.Writer, s *session.Session) {
+	for _, p := range s.Problems() {
+		fmt.Fprintf(w, "decode: warning: session %s: %s line %d skipped: %s\n", s.ID(), p.Chunk, p.Line, p.Err)
 	}
+}
+
+// writeJSON prints v as one indented JSON document.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// writeEntries prints entries as one JSON array with an entry per line, so
+// that the output is a single document for jq or json.load and still greps.
+func writeEntries(w io.Writer, es []session.Entry) error {
+	var b bytes.Buffer
+	b.WriteString("[")
+	for i, e := range es {
+		line, err := json.Marshal(e)
+		if err != nil {
+			return fmt.Errorf("entry %d: %w", e.ID, err)
+		}
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString("\n")
+		b.Write(line)
+	}
+	b.WriteString("\n]\n")
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// infoJSON is a listed session in --json output.
+type infoJSON struct {
+	ID      string    `json:"id"`
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
+	Model   string    `json:"model"`
+	Status  string    `json:"status"`
+	Turns   int       `json:"turns"`
+	Entries int       `json:"entries"`
+	Title   string    `json:"title"`
+}
+
+func listJSON(infos []session.Info) []infoJSON {
+	out := make([]infoJSON, len(infos))
+	for i, in := range infos {
+		out[i] = infoJSON{ID: in.ID, Created: in.Created, Updated: in.Updated, Model: in.Model,
+			Status: in.Status, Turns: in.Turns, Entries: in.Entries, Title: in.Title}
+	}
+	return out
+}
+
+// printList prints one line per session: id, age, model, status, turns,
+// title, in columns as wide as their widest value (within limits).
+func printList(w io.Writer, infos []session.Info, now time.Time) {
+	modelW, statusW := 5, 4
+	for _, in := range infos {
+		modelW = max(modelW, min(utf8.RuneCountInString(in.Model), 32))
+		statusW = max(statusW, utf8.RuneCountInString(in.Status))
+	}
+	var b strings.Builder
+	for _, in := range infos {
+		fmt.Fprintf(&b, "%s  %4s  %-*s  %-*s  %3d  %s\n", in.ID, age(now.Sub(in.Updated)),
+			modelW, clipRunes(orDash(in.Model), 32), statusW, orDash(in.Status), in.Turns, in.Title)
+	}
+	io.WriteString(w, b.String())
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func clipRunes(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }
 
 func age(d time.Duration) string {
 	switch {
 	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
+		return fmt.Sprintf("%ds", max(int(d.Seconds()), 0))
 	case d < time.Hour:
 		return fmt.Sprintf("%dm", int(d.Minutes()))
 	case d < 48*time.Hour:
@@ -107,42 +257,106 @@ func age(d time.Duration) string {
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
 
-// printTranscript renders entries as plain text, one block per entry.
+// printTranscript renders entries as plain text: each entry's id in a
+// gutter (the ENTRY of decode fork SESSION@ENTRY), then what it says.
 func printTranscript(w io.Writer, es []session.Entry) {
+	var b strings.Builder
 	for _, e := range es {
-		switch e.Type {
-		case session.TypeStart:
-			var d session.StartData
-			_ = e.Decode(&d)
-			fmt.Fprintf(w, "# %s %s, mode %s, in %s (%s)\n", d.Command, d.Model, d.Mode, d.Cwd, e.TS.Format(time.RFC3339))
-		case session.TypeUser, session.TypeSteer:
-			var d session.UserData
-			_ = e.Decode(&d)
-			fmt.Fprintf(w, "\n> %s\n", strings.ReplaceAll(d.Text, "\n", "\n> "))
-		case session.TypeAssistant:
-			var d session.AssistantData
-			_ = e.Decode(&d)
-			if d.Message.Text != "" {
-				fmt.Fprintf(w, "\n%s\n", d.Message.Text)
+		text := entryText(e)
+		if text == "" {
+			continue
+		}
+		for i, line := range strings.Split(text, "\n") {
+			if i == 0 {
+				fmt.Fprintf(&b, "%4d  %s\n", e.ID, line)
+			} else {
+				fmt.Fprintf(&b, "      %s\n", line)
 			}
-		case session.TypeToolCall:
-			var d session.ToolCallData
-			_ = e.Decode(&d)
-			fmt.Fprintf(w, "  → %s %s [%s]\n", d.Name, string(d.Args), d.Decision)
-		case session.TypeToolResult:
-			var d session.ToolResultData
-			_ = e.Decode(&d)
-			status := "ok"
-			if d.IsError {
-				status = "error"
-			}
-			fmt.Fprintf(w, "  ← %s %s: %s\n", d.Name, status, firstLineOf(d.Content))
-		case session.TypeEnd:
-			var d session.EndData
-			_ = e.Decode(&d)
-			fmt.Fprintf(w, "\n# %s (exit %d): %d requests, %d tokens in, %d out, %d ms\n", d.Status, d.Exit, d.Turns, d.Usage.Input, d.Usage.Output, d.Ms)
-		default:
-			fmt.Fprintf(w, "  [%s] %s\n", e.Type, string(e.Data))
 		}
 	}
+	io.WriteString(w, b.String())
+}
+
+// entryText is what the transcript shows of one entry; "" hides it (an
+// assistant message with only tool calls, which the tool_call entries show).
+func entryText(e session.Entry) string {
+	switch e.Type {
+	case session.TypeStart:
+		var d session.StartData
+		_ = e.Decode(&d)
+		return fmt.Sprintf("# %s with %s, mode %s, in %s, %s", orDash(d.Command), orDash(d.Model), orDash(d.Mode), orDash(d.Cwd), e.TS.Format(time.RFC3339))
+	case session.TypeUser, session.TypeSteer:
+		var d session.UserData
+		_ = e.Decode(&d)
+		prefix := "> "
+		if e.Type == session.TypeSteer {
+			prefix = "> (steer) "
+		}
+		return prefix + strings.ReplaceAll(strings.TrimRight(d.Text, "\n"), "\n", "\n> ")
+	case session.TypeAssistant:
+		var d session.AssistantData
+		_ = e.Decode(&d)
+		return strings.TrimRight(d.Message.Text, "\n")
+	case session.TypeToolCall:
+		var d session.ToolCallData
+		_ = e.Decode(&d)
+		line := strings.TrimSpace("→ " + d.Name + " " + agent.Summarize(d.Args))
+		if d.Decision != "" && d.Decision != "allow" {
+			line += fmt.Sprintf(" [%s: %s]", d.Decision, firstLineOf(d.Reason))
+		}
+		return line
+	case session.TypeToolResult:
+		var d session.ToolResultData
+		_ = e.Decode(&d)
+		status := "ok"
+		if d.IsError {
+			status = "error"
+		}
+		line := fmt.Sprintf("← %s %s", d.Name, status)
+		if first := strings.Join(strings.Fields(firstLineOf(d.Content)), " "); first != "" {
+			line += ": " + first
+		}
+		return line
+	case session.TypeApprovalReq, session.TypeApproval:
+		return decisionText(e)
+	case session.TypeFork:
+		var d session.ForkData
+		_ = e.Decode(&d)
+		if d.Replay {
+			return fmt.Sprintf("# replay of %s on %s", d.From, orDash(d.Model))
+		}
+		return fmt.Sprintf("# forked from %s after entry %d", d.From, d.At)
+	case session.TypeLimit:
+		var d session.LimitData
+		_ = e.Decode(&d)
+		return fmt.Sprintf("# limit: %s (%s)", d.Limit, d.Value)
+	case session.TypeError:
+		var d session.ErrorData
+		_ = e.Decode(&d)
+		return fmt.Sprintf("# error %s: %s", orDash(d.Kind), firstLineOf(d.Message))
+	case session.TypeInterrupted:
+		var d session.InterruptedData
+		_ = e.Decode(&d)
+		return "# interrupted: " + d.Reason
+	case session.TypeEnd:
+		var d session.EndData
+		_ = e.Decode(&d)
+		return fmt.Sprintf("# %s (exit %d): %s, %d tokens in, %d out, %s",
+			d.Status, d.Exit, plural(d.Turns, "request"), d.Usage.Input, d.Usage.Output, duration(d.Ms))
+	}
+	return fmt.Sprintf("[%s] %s", e.Type, firstLineOf(string(e.Data)))
+}
+
+// duration renders milliseconds for people: 850ms, 12.3s, 4m05s.
+func duration(ms int64) string {
+	d := time.Duration(ms) * time.Millisecond
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%dms", ms)
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 }

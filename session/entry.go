@@ -29,6 +29,10 @@ const (
 	TypeInterrupted = "interrupted"
 	TypeError       = "error"
 	TypeEnd         = "end"
+	// TypePlan is a plan of numbered steps (PlanData); TypePlanStep records
+	// the outcome of one step of a run that carries a plan out (PlanStepData).
+	TypePlan     = "plan"
+	TypePlanStep = "plan_step"
 )
 
 // Entry is one line of a session's JSONL.
@@ -83,6 +87,9 @@ type AssistantData struct {
 	Model   string         `json:"model,omitempty"`
 	// Ms is the wall time of the model call in milliseconds.
 	Ms int64 `json:"ms,omitempty"`
+	// Cost is the response's price in USD from decode's price table; 0
+	// when the model's price is unknown.
+	Cost float64 `json:"cost,omitempty"`
 }
 
 // ToolCallData is written before a tool runs, after the gate decided.
@@ -100,9 +107,39 @@ type ToolResultData struct {
 	Ms int64 `json:"ms,omitempty"`
 }
 
+// Kinds of approval_request: what a paused run waits for.
+const (
+	WaitApproval = "approval" // a person's approval of a tool call
+	WaitQuestion = "question" // a person's answer to ask_user
+	WaitTime     = "time"     // a point in time (a long sleep)
+)
+
+// ApprovalRequestData records a tool call a headless run paused on. Hash
+// binds a decision to the exact call: sha256 of the tool name and its
+// canonical arguments.
+type ApprovalRequestData struct {
+	CallID   string          `json:"call_id"`
+	Name     string          `json:"name"`
+	Args     json.RawMessage `json:"args,omitempty"`
+	Kind     string          `json:"kind"` // approval, question, time
+	Reason   string          `json:"reason,omitempty"`
+	Hash     string          `json:"hash"`
+	Question string          `json:"question,omitempty"`
+	Until    *time.Time      `json:"until,omitempty"`
+}
+
+// ApprovalData decides an approval_request (decode approve, deny, answer).
+type ApprovalData struct {
+	CallID   string `json:"call_id"`
+	Hash     string `json:"hash"`
+	Decision string `json:"decision"` // allow, deny, answer
+	Reason   string `json:"reason,omitempty"`
+	Answer   string `json:"answer,omitempty"`
+}
+
 // LimitData records that a limit stopped the run.
 type LimitData struct {
-	Limit string `json:"limit"` // turns, cost, time
+	Limit string `json:"limit"` // turns, steps, cost, time
 	Value string `json:"value"`
 }
 
@@ -124,4 +161,33 @@ type EndData struct {
 	Usage  llm.Usage `json:"usage"`
 	Turns  int       `json:"turns"`
 	Ms     int64     `json:"ms"`
+}
+
+// PlanData is a plan of numbered steps: the answer of decode plan, or, in a
+// run that carries a plan out, the plan it follows (From says where it came
+// from) and any re-plan of its remaining steps (Replan).
+type PlanData struct {
+	// Task is what the plan is for.
+	Task  string     `json:"task,omitempty"`
+	Steps []PlanStep `json:"steps"`
+	// From names the plan's source in a run: "session ID" or "file PATH".
+	From string `json:"from,omitempty"`
+	// Replan is the number of the failed step whose re-plan gave these
+	// steps; the steps before it are kept as they were. 0 for a first plan.
+	Replan int `json:"replan,omitempty"`
+}
+
+// PlanStep is one step of a plan.
+type PlanStep struct {
+	N      int      `json:"n"`
+	Text   string   `json:"text"`
+	Files  []string `json:"files,omitempty"`
+	Verify string   `json:"verify,omitempty"`
+}
+
+// PlanStepData records how one step of a plan went.
+type PlanStepData struct {
+	N      int    `json:"n"`
+	Status string `json:"status"` // done, failed
+	Note   string `json:"note,omitempty"`
 }

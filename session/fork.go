@@ -4,9 +4,41 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
+
+// ForkData is the first entry a fork or a replay writes: where it branched
+// off. Its parent is the fork point, an entry of the source.
+type ForkData struct {
+	From string `json:"from"`
+	At   int    `json:"at"`
+	// Replay is set when the branch re-runs the source's user turns.
+	Replay bool `json:"replay,omitempty"`
+	// Model, when set, is the model the branch continues with instead of the
+	// one its start entry names.
+	Model string `json:"model,omitempty"`
+}
+
+// SplitEntryRef splits "SESSION@ENTRY" into the session reference and the
+// entry id; at is 0 when no entry is named. "@", "@~N" and "@~N@ENTRY" work.
+func SplitEntryRef(s string) (ref string, at int, err error) {
+	i := strings.LastIndexByte(s, '@')
+	if i <= 0 {
+		return s, 0, nil
+	}
+	ref, num := s[:i], s[i+1:]
+	if strings.HasPrefix(num, "~") {
+		return s, 0, nil // "x@~2" is not an entry; let resolution report it
+	}
+	at, err = strconv.Atoi(num)
+	if err != nil || at <= 0 {
+		return "", 0, fmt.Errorf("%q: the entry after @ must be a positive number, as shown by decode log SESSION", s)
+	}
+	return ref, at, nil
+}
 
 // Fork creates a session whose ref points at the commit of ref's session
 // that holds its entries up to and including entry id at (at <= 0: all of

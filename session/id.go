@@ -3,6 +3,7 @@ package session
 import (
 	"crypto/rand"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -61,4 +62,22 @@ func idDigit(c byte) int {
 		}
 	}
 	return -1
+}
+
+// LooksLikeRef reports whether s is written like a session reference rather
+// than prose: "@" or "@~N", a full ref name, or a word of id characters with
+// at least one digit (ids start with a digit for centuries). `decode resume
+// WORD` uses it to tell a mistyped session from a one-word prompt.
+func LooksLikeRef(s string) bool {
+	if _, ok := parseRelative(s); ok || strings.HasPrefix(s, refPrefix) {
+		return true
+	}
+	digit := false
+	for i := 0; i < len(s); i++ {
+		if idDigit(s[i]) < 0 {
+			return false
+		}
+		digit = digit || s[i] <= '9'
+	}
+	return digit
 }

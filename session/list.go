@@ -2,8 +2,13 @@ package session
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sort"
+	"sync"
 	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // Info describes a session as List shows it, read from its tip commit alone.
@@ -19,37 +24,44 @@ type Info struct {
 }
 
 // List returns every session, newest first (by creation, as "@~N" counts).
-// It reads the refs and each tip commit's trailers, never the JSONL.
+// It reads the refs and each tip commit's trailers, never the JSONL; the
+// commits are read by a few goroutines at once, as listing is mostly waiting
+// on the file system.
 func (s *Store) List(ctx context.Context) ([]Info, error) {
 	refs, err := s.refs.sessions()
 	if err != nil {
 		return nil, err
 	}
-	infos := make([]Info, 0, len(refs))
-	for id, h := range refs {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		c, err := s.db.commit(h)
-		if err != nil {
-			return nil, err
-		}
-		m := parseTrailers(c.Message)
-		info := Info{
-			ID:      id,
-			Updated: c.Committer.When.UTC(),
-			Model:   m.model,
-			Title:   m.title,
-			Status:  m.status,
-			Entries: m.entries,
-			Turns:   m.turns,
-		}
-		if t, ok := idTime(id); ok {
-			info.Created = t
-		} else {
-			info.Created = info.Updated
-		}
-		infos = append(infos, info)
+	ids := make([]string, 0, len(refs))
+	for id := range refs {
+		ids = append(ids, id)
+	}
+	infos := make([]Info, len(ids))
+	workers := min(listWorkers, max(len(ids)/64, 1))
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Each worker reads packs through its own go-git storage, which
+			// is not safe for concurrent use.
+			db := newScanDB(s.gitDir)
+			defer db.close()
+			for i := w; i < len(ids); i += workers {
+				if err := ctx.Err(); err != nil {
+					errs[w] = err
+					return
+				}
+				if infos[i], errs[w] = info(db, ids[i], refs[ids[i]]); errs[w] != nil {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	sort.Slice(infos, func(i, j int) bool {
 		a, b := infos[i], infos[j]
@@ -59,4 +71,59 @@ func (s *Store) List(ctx context.Context) ([]Info, error) {
 		return a.ID > b.ID
 	})
 	return infos, nil
+}
+
+// listWorkers bounds the goroutines List reads commits with.
+const listWorkers = 4
+
+// info describes session id from its tip commit h.
+func info(db *objectDB, id string, h plumbing.Hash) (Info, error) {
+	c, err := db.commit(h)
+	if err != nil {
+		return Info{}, fmt.Errorf("list session %s: %w", id, err)
+	}
+	m := parseTrailers(c.Message)
+	info := Info{
+		ID:      id,
+		Updated: c.Committer.When.UTC(),
+		Model:   m.model,
+		Title:   m.title,
+		Status:  m.status,
+		Entries: m.entries,
+		Turns:   m.turns,
+	}
+	if t, ok := idTime(id); ok {
+		info.Created = t
+	} else {
+		info.Created = info.Updated
+	}
+	return info, nil
+}
+
+// Info describes the session as List would, from what is loaded.
+func (s *Session) Info() Info {
+	info := Info{
+		ID:      s.id,
+		Model:   s.meta.model,
+		Title:   s.meta.title,
+		Status:  s.meta.status,
+		Entries: s.meta.entries,
+		Turns:   s.meta.turns,
+	}
+	if n := len(s.entries); n > 0 {
+		info.Created, info.Updated = s.entries[0].TS, s.entries[n-1].TS
+	}
+	if t, ok := idTime(s.id); ok {
+		info.Created = t
+	}
+	return info
+}
+
+// Tip returns the commit the session's ref pointed at when it was last read
+// or written, as a hex hash ("" before the first append of a new session).
+func (s *Session) Tip() string {
+	if s.tip.IsZero() {
+		return ""
+	}
+	return s.tip.String()
 }

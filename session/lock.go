@@ -125,6 +125,12 @@ func (s *Session) reclaim(path string, me lockOwner) error {
 		return err
 	}
 	s.reclaimed = fmt.Sprintf("reclaimed the lock of session %s from %s, which is gone", s.id, owner)
+	// The owner may have died in the middle of a ref update and left git's
+	// <ref>.lock behind. Only the session's lock holder updates its ref, so
+	// that lock file is the dead owner's, and would refuse every append.
+	if err := os.Remove(s.store.refs.path(s.Ref()) + ".lock"); err == nil {
+		s.reclaimed += "; removed the ref update it left unfinished"
+	}
 	return nil
 }
 

@@ -21,6 +21,8 @@ const (
 const (
 	StatusRunning = "running"
 	StatusPaused  = "paused"
+	// StatusForked is a fork or replay that has not run yet.
+	StatusForked = "forked"
 )
 
 const maxTitle = 72
@@ -38,6 +40,9 @@ type meta struct {
 // observe folds one entry into the summary.
 func (m *meta) observe(e Entry) {
 	m.entries++
+	if e.Type == TypeApproval {
+		return // a decision (decode approve) runs nothing: the session stays paused
+	}
 	m.status = StatusRunning
 	switch e.Type {
 	case TypeUser:
@@ -57,6 +62,8 @@ func (m *meta) observe(e Entry) {
 		}
 	case TypeApprovalReq:
 		m.status = StatusPaused
+	case TypeFork:
+		m.status = StatusForked
 	case TypeEnd:
 		var d EndData
 		if e.Decode(&d) == nil && d.Status != "" {

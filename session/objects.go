@@ -32,8 +32,13 @@ type objectDB struct {
 	mu      sync.Mutex
 	st      *filesystem.Storage
 	objects string    // the objects directory
-	zr      io.Reader // a zlib reader reused between loose reads
-	buf     bytes.Buffer
+	inflate sync.Pool // of *inflater, so that loose reads need no lock
+}
+
+// inflater is a zlib reader and a buffer reused between loose reads.
+type inflater struct {
+	zr  io.Reader
+	buf bytes.Buffer
 }
 
 func newObjectDB(gitDir string) *objectDB {
@@ -44,10 +49,29 @@ func newObjectDB(gitDir string) *objectDB {
 	}
 }
 
-// raw returns the content of object h, which must be of type t.
-func (db *objectDB) raw(t plumbing.ObjectType, h plumbing.Hash) ([]byte, error) {
+// newScanDB returns an objectDB for reading many objects in a row: it keeps
+// pack files open between reads (go-git otherwise reopens the pack for every
+// object, which was most of the time List spent after `git gc`). Close it.
+func newScanDB(gitDir string) *objectDB {
+	fs := osfs.New(gitDir)
+	return &objectDB{
+		st: filesystem.NewStorageWithOptions(fs, cache.NewObjectLRU(cache.MiByte),
+			filesystem.Options{MaxOpenDescriptors: 16}),
+		objects: filepath.Join(gitDir, "objects"),
+	}
+}
+
+// close releases the pack files a scan DB kept open.
+func (db *objectDB) close() error {
 	db.mu.Lock()
 	defer db.mu.Unlock()
+	return db.st.Close()
+}
+
+// raw returns the content of object h, which must be of type t.
+// Loose objects are read without the lock, so that List can read many
+// commits at once.
+func (db *objectDB) raw(t plumbing.ObjectType, h plumbing.Hash) ([]byte, error) {
 	data, found, err := db.loose(t, h)
 	if found || err != nil {
 		if err != nil {
@@ -55,6 +79,8 @@ func (db *objectDB) raw(t plumbing.ObjectType, h plumbing.Hash) ([]byte, error) 
 		}
 		return data, nil
 	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
 	o, err := db.st.EncodedObject(t, h)
 	if err != nil {
 		db.st.Reindex()
@@ -88,19 +114,25 @@ func (db *objectDB) loose(t plumbing.ObjectType, h plumbing.Hash) (data []byte, 
 		return nil, true, err
 	}
 	defer f.Close()
-	if db.zr == nil {
-		db.zr, err = zlib.NewReader(f)
+	z, _ := db.inflate.Get().(*inflater)
+	if z == nil {
+		z = &inflater{}
+	}
+	defer db.inflate.Put(z)
+	if z.zr == nil {
+		z.zr, err = zlib.NewReader(f)
 	} else {
-		err = db.zr.(zlib.Resetter).Reset(f, nil)
+		err = z.zr.(zlib.Resetter).Reset(f, nil)
 	}
 	if err != nil {
+		z.zr = nil // a reader whose Reset failed is not reused
 		return nil, true, err
 	}
-	db.buf.Reset()
-	if _, err := db.buf.ReadFrom(db.zr); err != nil {
+	z.buf.Reset()
+	if _, err := z.buf.ReadFrom(z.zr); err != nil {
 		return nil, true, err
 	}
-	raw := db.buf.Bytes()
+	raw := z.buf.Bytes()
 	header, content, ok := bytes.Cut(raw, []byte{0})
 	typ, size, _ := bytes.Cut(header, []byte{' '})
 	if !ok || string(typ) != t.String() || string(size) != strconv.Itoa(len(content)) {

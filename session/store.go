@@ -136,6 +136,16 @@ func (s *Store) Open(ctx context.Context, ref string) (*Session, error) {
 	return sess, nil
 }
 
+// Resolve returns the id of the session ref names (as Open reads it)
+// without loading the session.
+func (s *Store) Resolve(ctx context.Context, ref string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	id, _, err := s.resolve(ref)
+	return id, err
+}
+
 // resolve turns a session reference into an id and its tip.
 func (s *Store) resolve(ref string) (string, plumbing.Hash, error) {
 	ref = trimRefName(strings.TrimSpace(ref))

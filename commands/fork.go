@@ -1,0 +1,104 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"decode/session"
+)
+
+// ForkOptions are the inputs of `decode fork`.
+type ForkOptions struct {
+	F   *Factory
+	Dir string
+	// Ref names the source session; At the entry to branch after (0: the last).
+	Ref   string
+	At    int
+	Quiet bool
+}
+
+// NewCmdFork builds `decode fork`. runF replaces the run function in tests.
+func NewCmdFork(f *Factory, runF func(*cli.Context, *ForkOptions) error) *cli.Command {
+	if runF == nil {
+		runF = func(c *cli.Context, o *ForkOptions) error { return forkRun(c.Context, o) }
+	}
+	return &cli.Command{
+		Name:      "fork",
+		Usage:     "branch a session after one of its entries; prints the new session's id",
+		ArgsUsage: "SESSION[@ENTRY]",
+		Description: `Creates a session that shares SESSION's history up to entry ENTRY (default:
+its last; decode log SESSION shows the numbers) and records a fork entry
+naming its source. Nothing is copied: the new ref points into the source's
+commits. The new id goes to stdout; decode resume continues the fork, as the
+newest session.
+
+   decode fork 3f2a@12 && decode resume "try it without mocks"
+   id=$(decode fork @) && decode resume "$id" "another way"`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "dir", Aliases: []string{"C"}, Usage: "run in `DIR` instead of the current directory"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the new id"},
+		},
+		OnUsageError: onUsageError,
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usageErrorf("fork takes one SESSION[@ENTRY], such as @ or 3f2a@12")
+			}
+			ref, at, err := session.SplitEntryRef(c.Args().First())
+			if err != nil {
+				return &UsageError{Msg: err.Error()}
+			}
+			return runF(c, &ForkOptions{F: f, Dir: c.String("dir"), Ref: ref, At: at, Quiet: c.Bool("quiet")})
+		},
+	}
+}
+
+func forkRun(ctx context.Context, o *ForkOptions) error {
+	st, err := openStore(o.F, o.Dir)
+	if err != nil {
+		return err
+	}
+	src, err := st.Resolve(ctx, o.Ref)
+	if err != nil {
+		return err
+	}
+	s, err := branch(ctx, st, src, o.At, session.ForkData{})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(o.F.IO.Out, s.ID())
+	if !o.Quiet {
+		es := s.Entries()
+		point := es[len(es)-1].Parent // the fork entry follows the fork point
+		fmt.Fprintf(o.F.IO.Err, "forked %s after entry %d; continue with: decode resume %s \"PROMPT\"\n", src, point, s.ID())
+	}
+	return nil
+}
+
+// branch creates a session sharing src's history up to entry at (0: all of
+// it) and records a fork entry, d with From and At filled in, as its first
+// entry of its own.
+func branch(ctx context.Context, st *session.Store, src string, at int, d session.ForkData) (*session.Session, error) {
+	s, err := st.Fork(ctx, src, at)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Lock(); err != nil {
+		return nil, err
+	}
+	es := s.Entries()
+	d.From, d.At = src, es[len(es)-1].ID
+	note := fmt.Sprintf("from %s@%d", d.From, d.At)
+	if d.Replay {
+		note = fmt.Sprintf("replay of %s", d.From)
+	}
+	err = s.Append(ctx, session.NewEntry(session.TypeFork, d, note))
+	if uerr := s.Unlock(); err == nil {
+		err = uerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("fork %s: %w", src, err)
+	}
+	return s, nil
+}

@@ -1,0 +1,256 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"decode/agent/llm"
+	"decode/session"
+)
+
+// sessionStat is what `decode log --stat` reports about a session.
+type sessionStat struct {
+	Session        string     `json:"session"`
+	Model          string     `json:"model"`
+	Status         string     `json:"status"`
+	Entries        int        `json:"entries"`
+	Turns          int        `json:"turns"`
+	Runs           int        `json:"runs"`
+	Requests       int        `json:"requests"`
+	FailedRequests int        `json:"failed_requests"`
+	Usage          llm.Usage  `json:"usage"`
+	CostUSD        *float64   `json:"cost_usd,omitempty"`
+	ToolCalls      int        `json:"tool_calls"`
+	Tools          []toolStat `json:"tools"`
+	WallMs         int64      `json:"wall_ms"`
+	ModelMs        int64      `json:"model_ms"`
+	ToolMs         int64      `json:"tool_ms"`
+	Unreadable     int        `json:"unreadable_lines"`
+}
+
+// toolStat counts one tool's calls.
+type toolStat struct {
+	Name   string `json:"name"`
+	Calls  int    `json:"calls"`
+	Errors int    `json:"errors"`
+	Denied int    `json:"denied"`
+	Ms     int64  `json:"ms"`
+}
+
+// statOf adds up a session's entries.
+func statOf(s *session.Session) sessionStat {
+	return statEntries(s.Info(), len(s.Problems()), s.Entries())
+}
+
+// statEntries adds up entries. Cost is shown only when entries carry it: a
+// "cost" (USD) in assistant entries, else in end entries.
+func statEntries(info session.Info, unreadable int, es []session.Entry) sessionStat {
+	st := sessionStat{Session: info.ID, Model: info.Model, Status: info.Status, Entries: info.Entries,
+		Turns: info.Turns, Unreadable: unreadable}
+	tools := map[string]*toolStat{}
+	denied := map[string]bool{} // call ids the gate refused
+	var askCost, endCost float64
+	var haveAskCost, haveEndCost bool
+	tail := 0 // index of the first entry after the last end entry
+	for i, e := range es {
+		switch e.Type {
+		case session.TypeAssistant:
+			var d struct {
+				Usage llm.Usage `json:"usage"`
+				Ms    int64     `json:"ms"`
+				Cost  *float64  `json:"cost"`
+			}
+			_ = json.Unmarshal(e.Data, &d)
+			st.Requests++
+			st.Usage = st.Usage.Add(d.Usage)
+			st.ModelMs += d.Ms
+			if d.Cost != nil {
+				askCost, haveAskCost = askCost+*d.Cost, true
+			}
+		case session.TypeError:
+			st.FailedRequests++
+		case session.TypeToolCall:
+			var d session.ToolCallData
+			_ = e.Decode(&d)
+			t := toolFor(tools, d.Name)
+			t.Calls++
+			st.ToolCalls++
+			if d.Decision == "deny" {
+				t.Denied++
+				denied[d.CallID] = true
+			}
+		case session.TypeToolResult:
+			var d session.ToolResultData
+			_ = e.Decode(&d)
+			t := toolFor(tools, d.Name)
+			t.Ms += d.Ms
+			st.ToolMs += d.Ms
+			if d.IsError && !denied[d.CallID] {
+				t.Errors++
+			}
+		case session.TypeEnd:
+			var d struct {
+				Ms   int64    `json:"ms"`
+				Cost *float64 `json:"cost"`
+			}
+			_ = json.Unmarshal(e.Data, &d)
+			st.Runs++
+			st.WallMs += d.Ms
+			tail = i + 1
+			if d.Cost != nil {
+				endCost, haveEndCost = endCost+*d.Cost, true
+			}
+		}
+	}
+	// A run that has not ended (running, or killed) counts from its first
+	// entry to its last.
+	if tail < len(es) {
+		st.WallMs += es[len(es)-1].TS.Sub(es[tail].TS).Milliseconds()
+	}
+	switch {
+	case haveAskCost:
+		st.CostUSD = &askCost
+	case haveEndCost:
+		st.CostUSD = &endCost
+	}
+	st.Tools = byCalls(tools)
+	return st
+}
+
+// byCalls lists the tools most called first.
+func byCalls(tools map[string]*toolStat) []toolStat {
+	out := make([]toolStat, 0, len(tools))
+	for _, t := range tools {
+		out = append(out, *t)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Calls != b.Calls {
+			return a.Calls > b.Calls
+		}
+		return a.Name < b.Name
+	})
+	return out
+}
+
+func toolFor(m map[string]*toolStat, name string) *toolStat {
+	t := m[name]
+	if t == nil {
+		t = &toolStat{Name: name}
+		m[name] = t
+	}
+	return t
+}
+
+// printStat prints the figures as aligned "label  value" lines.
+func printStat(w io.Writer, st sessionStat) {
+	var b strings.Builder
+	line := func(label, format string, args ...any) {
+		fmt.Fprintf(&b, "%-10s %s\n", label, fmt.Sprintf(format, args...))
+	}
+	line("session", "%s", st.Session)
+	line("model", "%s", orDash(st.Model))
+	line("status", "%s", orDash(st.Status))
+	line("turns", "%d (%s, %s)", st.Turns, plural(st.Entries, "entry"), plural(st.Runs, "run"))
+	req := fmt.Sprint(st.Requests)
+	if st.FailedRequests > 0 {
+		req += fmt.Sprintf(" (%d failed)", st.FailedRequests)
+	}
+	line("requests", "%s", req)
+	line("tokens", "%d in, %d out, %d cache read, %d cache write", st.Usage.Input, st.Usage.Output, st.Usage.CacheRead, st.Usage.CacheWrite)
+	if st.CostUSD != nil {
+		line("cost", "$%.4f", *st.CostUSD)
+	}
+	line("time", "%s wall, %s in the model, %s in tools", duration(st.WallMs), duration(st.ModelMs), duration(st.ToolMs))
+	line("tool calls", "%d", st.ToolCalls)
+	for _, t := range st.Tools {
+		var notes []string
+		if t.Errors > 0 {
+			notes = append(notes, plural(t.Errors, "error"))
+		}
+		if t.Denied > 0 {
+			notes = append(notes, fmt.Sprintf("%d denied", t.Denied))
+		}
+		extra := ""
+		if len(notes) > 0 {
+			extra = " (" + strings.Join(notes, ", ") + ")"
+		}
+		fmt.Fprintf(&b, "  %-12s %4d  %7s%s\n", t.Name, t.Calls, duration(t.Ms), extra)
+	}
+	if st.Unreadable > 0 {
+		line("unreadable", "%s skipped (decode log --check %s)", plural(st.Unreadable, "line"), st.Session)
+	}
+	io.WriteString(w, b.String())
+}
+
+// plural counts n of word: "1 line", "2 lines", "3 entries".
+func plural(n int, word string) string {
+	switch {
+	case n == 1:
+		return "1 " + word
+	case strings.HasSuffix(word, "y"):
+		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(word, "y"))
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// knownType reports whether this build understands entries of type t;
+// --check mentions others as kept but skipped.
+func knownType(t string) bool {
+	switch t {
+	case session.TypeStart, session.TypeUser, session.TypeAssistant, session.TypeToolCall,
+		session.TypeToolResult, session.TypeApproval, session.TypeApprovalReq, session.TypeSteer,
+		session.TypeCompaction, session.TypeFork, session.TypeLimit, session.TypeInterrupted,
+		session.TypeError, session.TypeEnd:
+		return true
+	}
+	return false
+}
+
+// logCheck lists the unreadable lines of one session, or of every session
+// when none is named, and fails (exit 1) if there are any. Entries of types
+// this build does not know are listed as notes: they are kept, not errors.
+func logCheck(ctx context.Context, o *LogOptions, st *session.Store) error {
+	var ids []string
+	if len(o.Sessions) == 1 {
+		ids = o.Sessions
+	} else {
+		infos, err := st.List(ctx)
+		if err != nil {
+			return err
+		}
+		for _, in := range infos {
+			ids = append(ids, in.ID)
+		}
+	}
+	out := o.F.IO.Out
+	bad, lines := 0, 0
+	for _, ref := range ids {
+		s, err := st.Open(ctx, ref)
+		if err != nil {
+			return err
+		}
+		for _, p := range s.Problems() {
+			fmt.Fprintf(out, "%s %s:%d: %s\n", s.ID(), p.Chunk, p.Line, p.Err)
+		}
+		for _, e := range s.Entries() {
+			if !knownType(e.Type) {
+				fmt.Fprintf(out, "%s entry %d: note: type %q is unknown to this decode; kept and skipped\n", s.ID(), e.ID, e.Type)
+			}
+		}
+		if n := len(s.Problems()); n > 0 {
+			bad++
+			lines += n
+		}
+	}
+	if bad > 0 {
+		return fmt.Errorf("%s unreadable in %s; they are skipped when reading and resuming",
+			plural(lines, "line"), plural(bad, "session"))
+	}
+	fmt.Fprintf(out, "%s checked, all lines readable\n", plural(len(ids), "session"))
+	return nil
+}

@@ -1,0 +1,130 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"decode/agent"
+	"decode/session"
+)
+
+// ReplayOptions are the inputs of `decode replay`: the run flags and the
+// source session.
+type ReplayOptions struct {
+	Agent  *AgentOptions
+	Source string
+}
+
+// NewCmdReplay builds `decode replay`. runF replaces the run function in tests.
+func NewCmdReplay(f *Factory, runF func(*cli.Context, *ReplayOptions) error) *cli.Command {
+	if runF == nil {
+		runF = func(c *cli.Context, o *ReplayOptions) error { return replayRun(c.Context, o) }
+	}
+	return &cli.Command{
+		Name:      "replay",
+		Usage:     "re-run a session's user turns on a model, as a new branch",
+		ArgsUsage: "SESSION",
+		Description: `Branches SESSION at its root (its start and first prompt, shared in git) and
+runs its user prompts again, one turn after another, on the model -m names
+(default: the session's own). Tools run for real, under the same gate as
+decode run, so give --mode, --allow and --deny as you would there, in a
+clean work tree. The new id is printed on stderr; compare the two with
+decode log --diff. A turn that pauses or fails ends the replay there.
+
+   decode replay 3f2a -m openai:gpt-4.1-mini
+   decode log --diff 3f2a @`,
+		Flags:        agentFlags(true),
+		OnUsageError: onUsageError,
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usageErrorf("replay takes one SESSION, such as @ or 3f2a")
+			}
+			o := agentOptions(f, "run", c)
+			o.Prompt = ""
+			return runF(c, &ReplayOptions{Agent: o, Source: c.Args().First()})
+		},
+	}
+}
+
+func replayRun(ctx context.Context, ro *ReplayOptions) error {
+	o := ro.Agent
+	if o.NoSession {
+		return usageErrorf("--no-session: a replay is recorded as a new session")
+	}
+	st, err := openStore(o.F, o.Dir)
+	if err != nil {
+		return err
+	}
+	src, err := st.Open(ctx, ro.Source)
+	if err != nil {
+		return err
+	}
+	warnProblems(o.F.IO.Err, src)
+	es := src.Entries()
+	var turns []session.Entry
+	for _, e := range es {
+		if e.Type == session.TypeUser {
+			turns = append(turns, e)
+		}
+	}
+	if len(turns) == 0 {
+		return fmt.Errorf("replay %s: the session has no user prompts to replay", src.ID())
+	}
+	continueAs(o, es)
+	if o.Model == "" {
+		return fmt.Errorf("replay %s: the session names no model; give one with -m", src.ID())
+	}
+	// The branch shares the source's history up to its first prompt: the
+	// root commit, as a run commits its start entry and prompt together.
+	s, err := branch(ctx, st, src.ID(), turns[0].ID, session.ForkData{Replay: true, Model: o.Model})
+	if err != nil {
+		return err
+	}
+	if !o.Quiet {
+		fmt.Fprintf(o.F.IO.Err, "replaying %s of %s on %s as session %s\n", plural(len(turns), "turn"), src.ID(), o.Model, s.ID())
+	}
+	o.Session = s.ID()
+	return runAgentWith(ctx, o, &driver{noPrompt: true, turns: replayTurns(turns, !o.JSON)})
+}
+
+// replayTurns runs the prompts of turns one after another, each to the end
+// of its turn. The first prompt is in the branch already, so the first run
+// only answers it. With text output, each turn's answer starts on a line
+// of its own.
+func replayTurns(turns []session.Entry, text bool) func(context.Context, agent.Options, string) (agent.Outcome, error) {
+	return func(ctx context.Context, opts agent.Options, _ string) (agent.Outcome, error) {
+		var total agent.Outcome
+		sink, atLineStart := opts.Sink, true
+		if sink == nil {
+			sink = func(agent.Event) {}
+		}
+		opts.Sink = func(ev agent.Event) {
+			if ev.Type == agent.EventText && ev.Text != "" {
+				atLineStart = strings.HasSuffix(ev.Text, "\n")
+			}
+			sink(ev)
+		}
+		for i, t := range turns {
+			prompt := ""
+			if i > 0 {
+				if text && !atLineStart {
+					opts.Sink(agent.Event{Type: agent.EventText, Text: "\n"})
+				}
+				var d session.UserData
+				if err := t.Decode(&d); err != nil {
+					return total, fmt.Errorf("replay: entry %d: %w", t.ID, err)
+				}
+				prompt = d.Text
+			}
+			out, err := agent.Run(ctx, opts, prompt)
+			total = addOutcome(total, out)
+			if err != nil {
+				return total, err
+			}
+		}
+		return total, nil
+	}
+}

@@ -1,0 +1,198 @@
+package commands
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"decode/agent"
+	"decode/session"
+)
+
+// ResumeOptions are the inputs of `decode resume`: the run flags, and the
+// arguments, which name a session, a prompt, or both.
+type ResumeOptions struct {
+	Agent *AgentOptions
+	Args  []string
+}
+
+// NewCmdResume builds `decode resume`. runF replaces the run function in tests.
+func NewCmdResume(f *Factory, runF func(*cli.Context, *ResumeOptions) error) *cli.Command {
+	if runF == nil {
+		runF = func(c *cli.Context, o *ResumeOptions) error { return resumeRun(c.Context, o) }
+	}
+	return &cli.Command{
+		Name:      "resume",
+		Usage:     "continue a session: the latest of this repository, or the one named",
+		ArgsUsage: "[SESSION] [PROMPT]",
+		Description: `Continues a session with a follow-up PROMPT, or, with none, continues the
+work it left open (a paused or interrupted run). The model context is rebuilt
+from the session's entries. With one argument that names a session (an id, a
+unique prefix, @ or @~N) that session is continued; otherwise the argument is
+the prompt for the latest session. PROMPT falls back to piped stdin.
+
+The session's own model is used unless -m is given. The permission mode is not
+carried over (a session fetched from elsewhere must not widen what runs here):
+give --mode, --allow and --deny again as for decode run. A session being
+written by another decode process is not touched (exit 6).
+
+   decode resume "and now add tests"
+   decode resume 3f2a "try another way"
+   decode resume @~1 --mode edit
+   decode resume --due          # from cron: every session whose sleep has ended
+   decode fork 3f2a@12 && decode resume "try it without mocks"`,
+		Flags: append(agentFlags(true),
+			&cli.BoolFlag{Name: "due", Usage: "continue every paused session whose wait (a long sleep) has ended; for cron"}),
+		OnUsageError: onUsageError,
+		Action: func(c *cli.Context) error {
+			o := agentOptions(f, "run", c)
+			o.Prompt = ""
+			if c.Bool("due") {
+				return resumeDue(c.Context, &ResumeOptions{Agent: o, Args: c.Args().Slice()})
+			}
+			return runF(c, &ResumeOptions{Agent: o, Args: c.Args().Slice()})
+		},
+	}
+}
+
+func resumeRun(ctx context.Context, ro *ResumeOptions) error {
+	o := ro.Agent
+	if o.NoSession {
+		return usageErrorf("--no-session: resume continues a recorded session")
+	}
+	st, err := openStore(o.F, o.Dir)
+	if err != nil {
+		return err
+	}
+	id, prompt, err := resumeTarget(ctx, st, ro.Args)
+	if err != nil {
+		return err
+	}
+	if prompt, err = resumePrompt(o.F.IO, prompt, o.MaxStdin); err != nil {
+		return err
+	}
+	s, err := st.Open(ctx, id)
+	if err != nil {
+		return err
+	}
+	warnProblems(o.F.IO.Err, s)
+	es := s.Entries()
+	if prompt == "" && !agent.Resumable(es) && !steerQueued(st, id) {
+		return usageErrorf("session %s has nothing to continue (its last turn is complete); give the next prompt: decode resume %s \"PROMPT\"", id, id)
+	}
+	continueAs(o, es)
+	o.Session = id
+	return runAgentWith(ctx, o, &driver{noPrompt: true,
+		turns: func(ctx context.Context, opts agent.Options, _ string) (agent.Outcome, error) {
+			return agent.Run(ctx, opts, prompt)
+		}})
+}
+
+// openStore opens the session store of the directory -C names.
+func openStore(f *Factory, dirFlag string) (*session.Store, error) {
+	dir, err := f.workDir(dirFlag)
+	if err != nil {
+		return nil, err
+	}
+	st, err := session.OpenStore(dir, session.Env{Getenv: f.Getenv, Home: f.home()})
+	if err != nil {
+		return nil, fmt.Errorf("open session store: %w", err)
+	}
+	return st, nil
+}
+
+// resumeTarget works out which session and prompt the arguments mean. The
+// first argument is a session when it names one; when it names none and
+// does not look like a session reference (prose, not an id), all the
+// arguments are the prompt for the latest session. An ambiguous prefix, or
+// an id-like word that matches nothing, is an error listing candidates.
+func resumeTarget(ctx context.Context, st *session.Store, args []string) (id, prompt string, err error) {
+	if len(args) == 0 {
+		id, err = st.Resolve(ctx, "@")
+		return id, "", err
+	}
+	id, err = st.Resolve(ctx, args[0])
+	var nf *session.NotFoundError
+	switch {
+	case err == nil:
+		return id, strings.Join(args[1:], " "), nil
+	case errors.As(err, &nf) && !session.LooksLikeRef(strings.TrimSpace(args[0])):
+		id, err = st.Resolve(ctx, "@")
+		return id, strings.Join(args, " "), err
+	}
+	return "", "", err
+}
+
+// resumePrompt joins PROMPT with piped stdin like readPrompt, except that
+// both may be empty: a resume may have no prompt.
+func resumePrompt(s *IOStreams, prompt string, limit int64) (string, error) {
+	if !s.InPiped {
+		return strings.TrimSpace(prompt), nil
+	}
+	if limit <= 0 {
+		limit = defaultMaxStdin
+	}
+	data, err := io.ReadAll(io.LimitReader(s.In, limit+1))
+	if err != nil {
+		return "", fmt.Errorf("read stdin: %w", err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return strings.TrimSpace(prompt), nil
+	}
+	return readPrompt(&IOStreams{In: bytes.NewReader(data), InPiped: true}, prompt, limit)
+}
+
+// steerQueued reports whether messages wait in the session's steering queue,
+// which a resume with no prompt takes.
+func steerQueued(st *session.Store, id string) bool {
+	ents, err := os.ReadDir(queueDir(st.GitDir(), id))
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), steerExt) && !strings.HasPrefix(e.Name(), ".") {
+			return true
+		}
+	}
+	return false
+}
+
+// continueAs sets what a continued session keeps of itself: its model
+// (the start entry's, or the one a replay switched to) unless -m was given,
+// and, for a session of decode ask or plan with no --mode given, its
+// read-only tools. The mode is never widened from the session.
+func continueAs(o *AgentOptions, es []session.Entry) {
+	model, command := sessionModel(es)
+	if o.Model == "" {
+		o.Model = model
+	}
+	if (command == "ask" || command == "plan") && o.Mode == "" {
+		o.Command, o.Mode = command, "plan"
+	}
+}
+
+// sessionModel returns the model a session continues with and the command
+// that started it.
+func sessionModel(es []session.Entry) (model, command string) {
+	for _, e := range es {
+		switch e.Type {
+		case session.TypeStart:
+			var d session.StartData
+			if e.Decode(&d) == nil {
+				model, command = d.Model, d.Command
+			}
+		case session.TypeFork:
+			var d session.ForkData
+			if e.Decode(&d) == nil && d.Model != "" {
+				model = d.Model
+			}
+		}
+	}
+	return model, command
+}
