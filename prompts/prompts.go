@@ -20,7 +20,13 @@ var (
 	run string
 	//go:embed plan.md
 	plan string
+	//go:embed remember.md
+	remember string
 )
+
+// Remember is the system prompt of the short model call that --remember
+// makes at the end of a run: one sentence for MEMORY.md, or NONE.
+func Remember() string { return remember }
 
 // commandPart returns the text a command adds after base.md.
 func commandPart(command string) string {

@@ -182,3 +182,12 @@ func firstLine(s string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
 	return line
 }
+
+func TestRememberPrompt(t *testing.T) {
+	r := Remember()
+	assert.Contains(t, r, "one sentence")
+	assert.Contains(t, r, "NONE")
+	assert.Contains(t, r, "secret")
+	assert.LessOrEqual(t, EstimateTokens(r), 150, "the remember call is meant to be cheap")
+	assert.NotContains(t, System(Options{Command: "run"}), firstLine(r), "it is not part of the run's prompt")
+}
