@@ -74,6 +74,11 @@ type Request struct {
 	Tools    []ToolSpec
 	// MaxTokens caps the answer; 0 leaves the provider's default.
 	MaxTokens int
+	// ResponseSchema, when set, is a JSON Schema the final answer must be a
+	// JSON document valid against. Adapters use the provider's native
+	// structured output (OpenAI response_format json_schema, Gemini response
+	// schema, Anthropic a forced tool) where it has one.
+	ResponseSchema json.RawMessage
 }
 
 // Usage counts the tokens of one model response. Input counts every prompt

@@ -117,7 +117,7 @@ func (m *Model) stream(ctx context.Context, req llm.Request, e *emitter) (*llm.R
 	}
 	s := m.client.Messages.NewStreaming(ctx, params)
 	defer s.Close()
-	var t turn
+	t := turn{respond: len(req.ResponseSchema) > 0, wrapped: !objectRoot(req.ResponseSchema)}
 	for s.Next() {
 		ev, ok, err := t.apply(s.Current())
 		if err != nil {
@@ -141,6 +141,11 @@ type turn struct {
 	acc      sdk.Message
 	calls    []llm.ToolCall
 	complete bool // message_stop arrived
+	// respond is whether the request offered the respond tool (a response
+	// schema), wrapped whether its schema was wrapped in an object; answer
+	// is the final answer the model gave through it.
+	respond, wrapped bool
+	answer           *string
 }
 
 // apply folds one stream event into the message and returns the neutral
@@ -171,6 +176,11 @@ func (t *turn) apply(ev sdk.MessageStreamEventUnion) (llm.Event, bool, error) {
 			}
 		}
 	case "content_block_stop":
+		if call != nil && t.respond && call.Name == respondTool {
+			a := answerText(call.Args, t.wrapped)
+			t.answer = &a
+			return llm.Event{Kind: llm.EventText, Text: a}, true, nil
+		}
 		if call != nil {
 			t.calls = append(t.calls, *call)
 			return llm.Event{Kind: llm.EventToolCall, Call: call}, true, nil
@@ -206,7 +216,7 @@ func (t *turn) response() (*llm.Response, error) {
 	}
 	// input_tokens leaves out the cached prompt; llm.Usage.Input counts it.
 	u := t.acc.Usage
-	return &llm.Response{
+	resp := &llm.Response{
 		Message: llm.Message{
 			Role:   llm.RoleAssistant,
 			Text:   text.String(),
@@ -221,7 +231,15 @@ func (t *turn) response() (*llm.Response, error) {
 		},
 		Stop:  stopReason(t.acc.StopReason, len(t.calls) > 0),
 		Model: string(t.acc.Model),
-	}, nil
+	}
+	if t.answer != nil {
+		// The answer is the message: a plain text block when sent back, as
+		// the respond call has no result to pair with.
+		resp.Message.Text = *t.answer
+		resp.Message.Native = nil
+		resp.Stop = llm.StopEnd
+	}
+	return resp, nil
 }
 
 // stopReason normalises Anthropic's stop_reason.

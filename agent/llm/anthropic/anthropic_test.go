@@ -185,7 +185,8 @@ func TestTextStreamAndRequestShape(t *testing.T) {
 		{"name":"read","description":"Read a file.","input_schema":{"type":"object","properties":{"path":{"type":"string","minLength":1}},"required":["path"],"additionalProperties":false}},
 		{"name":"todo_list","description":"List todos.","input_schema":{"type":"object","properties":{}},"cache_control":{"type":"ephemeral"}}
 	]`, jsonOf(t, r.body["tools"]))
-	assert.JSONEq(t, `[{"role":"user","content":[{"type":"text","text":"say hello"}]}]`, jsonOf(t, r.body["messages"]))
+	assert.JSONEq(t, `[{"role":"user","content":[{"type":"text","text":"say hello","cache_control":{"type":"ephemeral"}}]}]`, jsonOf(t, r.body["messages"]),
+		"the end of the conversation is a cache breakpoint")
 }
 
 func jsonOf(t *testing.T, v any) string {
@@ -273,7 +274,7 @@ func TestThinkingRoundTripAndToolResults(t *testing.T) {
 			{"type":"thinking","thinking":"The user wants the version.\nI should call version.","signature":"EpQDCkgIBxABGAIqQPsig/Test+Signature==AbC"},
 			{"type":"tool_use","id":"toolu_01Version","name":"version","input":{},"caller":{"type":"direct"}}
 		]},
-		{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_01Version","is_error":true,"content":[{"type":"text","text":"no such command"}]}]}
+		{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_01Version","is_error":true,"content":[{"type":"text","text":"no such command"}],"cache_control":{"type":"ephemeral"}}]}
 	]`, jsonOf(t, reqs[1].body["messages"]))
 }
 
@@ -302,7 +303,7 @@ func TestNeutralHistoryFromOtherProvider(t *testing.T) {
 		]},
 		{"role":"user","content":[
 			{"type":"tool_result","tool_use_id":"call_1","content":[{"type":"text","text":"package a"}]},
-			{"type":"tool_result","tool_use_id":"call_2","is_error":true,"content":[{"type":"text","text":"invalid arguments"}]}
+			{"type":"tool_result","tool_use_id":"call_2","is_error":true,"content":[{"type":"text","text":"invalid arguments"}],"cache_control":{"type":"ephemeral"}}
 		]}
 	]`, jsonOf(t, f.requests()[0].body["messages"]))
 }

@@ -11,9 +11,10 @@ import (
 	"decode/agent/llm"
 )
 
-// params builds the Messages API request. The system prompt and the last
-// tool spec carry cache_control, so the stable prefix (tools, then system)
-// is cached across the steps of a session.
+// params builds the Messages API request. The system prompt, the last
+// tool spec and the last message carry cache_control, so the stable prefix
+// (tools, then system, then the conversation so far) is cached across the
+// steps of a session.
 func (m *Model) params(req llm.Request) (sdk.MessageNewParams, error) {
 	maxTokens := req.MaxTokens
 	if maxTokens <= 0 {
@@ -24,6 +25,9 @@ func (m *Model) params(req llm.Request) (sdk.MessageNewParams, error) {
 		MaxTokens: int64(maxTokens),
 		Tools:     tools(req.Tools),
 	}
+	if len(req.ResponseSchema) > 0 {
+		withRespond(&p, req.Tools, req.ResponseSchema)
+	}
 	if req.System != "" {
 		p.System = []sdk.TextBlockParam{{Text: req.System, CacheControl: sdk.NewCacheControlEphemeralParam()}}
 	}
@@ -31,8 +35,29 @@ func (m *Model) params(req llm.Request) (sdk.MessageNewParams, error) {
 	if err != nil {
 		return p, err
 	}
+	cacheConversation(msgs)
 	p.Messages = msgs
 	return p, nil
+}
+
+// cacheConversation makes the end of the conversation a cache breakpoint
+// (the third, after tools and system), so that each step of a session
+// reads everything before its own new messages from the cache instead of
+// paying for it again.
+func cacheConversation(msgs []sdk.MessageParam) {
+	if len(msgs) == 0 {
+		return
+	}
+	user := msgs[len(msgs)-1].OfUser
+	if user == nil || len(user.Content) == 0 {
+		return
+	}
+	switch b := user.Content[len(user.Content)-1]; {
+	case b.OfText != nil:
+		b.OfText.CacheControl = sdk.NewCacheControlEphemeralParam()
+	case b.OfToolResult != nil:
+		b.OfToolResult.CacheControl = sdk.NewCacheControlEphemeralParam()
+	}
 }
 
 // tools converts tool specs, passing each JSON schema through unchanged.

@@ -36,6 +36,7 @@ func (m *Model) buildRequest(req llm.Request) goopenai.ChatCompletionRequest {
 			},
 		})
 	}
+	out.ResponseFormat = m.responseFormat(req.ResponseSchema)
 	maxTokens := req.MaxTokens
 	if maxTokens == 0 {
 		maxTokens = m.maxTokens
@@ -118,4 +119,35 @@ func assistantMessage(msg llm.Message) goopenai.ChatCompletionMessage {
 		})
 	}
 	return out
+}
+
+// responseFormat asks for JSON valid against schema: json_schema, not
+// strict (strict mode rejects common keywords and needs every property
+// required), for a schema whose root is an object, which the API requires;
+// DeepSeek knows only json_object. Otherwise nil, and the instruction in the
+// prompt and decode's validation carry the schema alone.
+func (m *Model) responseFormat(schema json.RawMessage) *goopenai.ChatCompletionResponseFormat {
+	if len(schema) == 0 || !objectRoot(schema) {
+		return nil
+	}
+	if m.provider == "deepseek" {
+		return &goopenai.ChatCompletionResponseFormat{Type: goopenai.ChatCompletionResponseFormatTypeJSONObject}
+	}
+	return &goopenai.ChatCompletionResponseFormat{
+		Type: goopenai.ChatCompletionResponseFormatTypeJSONSchema,
+		JSONSchema: &goopenai.ChatCompletionResponseFormatJSONSchema{
+			Name: "answer", Schema: schema, Strict: false,
+		},
+	}
+}
+
+// objectRoot reports whether a JSON Schema describes an object at its root.
+func objectRoot(schema json.RawMessage) bool {
+	var s struct {
+		Type any `json:"type"`
+	}
+	if json.Unmarshal(schema, &s) != nil {
+		return false
+	}
+	return s.Type == "object"
 }

@@ -105,7 +105,9 @@ func Parse(path string, data []byte) (*Model, error) {
 // Name implements llm.Model.
 func (m *Model) Name() string { return "script:" + m.path }
 
-// Stream implements llm.Model.
+// Stream implements llm.Model. A request's ResponseSchema is ignored: the
+// scripted text is the answer, valid or not, so that scripts can exercise
+// decode's validation and its retry.
 func (m *Model) Stream(ctx context.Context, req llm.Request) iter.Seq[llm.Event] {
 	return func(yield func(llm.Event) bool) {
 		r, err := m.pick(req)
