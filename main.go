@@ -7,7 +7,15 @@ import (
 	"decode/commands"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// version, commit and date are set at build time:
+//
+//	go build -ldflags "-X main.version=v0.1.0 -X main.commit=$(git rev-parse --short HEAD) -X main.date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+//
+// Without them decode --version falls back to the VCS stamp Go records.
+var version, commit, date = "dev", "", ""
 
-func main() { os.Exit(commands.Main(os.Args, commands.NewFactory(version))) }
+func main() {
+	f := commands.NewFactory(version)
+	f.Commit, f.Date = commit, date
+	os.Exit(commands.Main(os.Args, f))
+}

@@ -39,9 +39,12 @@ type Options struct {
 	Gate   Gate
 	Log    Log
 	System string
-	// MaxTurns caps the model requests of this run; 0 means no cap.
+	// MaxTurns caps the model requests of the task; 0 means no cap. This and
+	// the other limits count what the log records since the task's prompt,
+	// so they hold across resumes.
 	MaxTurns int
-	// Approve is asked when the gate says ask; nil denies with a reason.
+	// Approve is asked when the gate says ask; nil means no one is at a
+	// terminal (a headless run): see OnAsk.
 	Approve Approver
 	// Sink receives the run's events; nil drops them.
 	Sink func(Event)
@@ -53,15 +56,16 @@ type Options struct {
 	// entry; nil records 0 on success and 1 otherwise.
 	ExitCode func(error) int
 
-	// MaxSteps caps tool-call steps of this session; 0 means no cap.
+	// MaxSteps caps the task's tool-call steps; 0 means no cap.
 	MaxSteps int
-	// MaxCost caps the session's cost in USD, computed by Cost; 0 means no cap.
+	// MaxCost caps the task's cost in USD, computed by Cost; 0 means no cap.
 	MaxCost float64
 	// Cost prices one response's usage for the model that answered; nil
 	// means cost is unknown (and MaxCost cannot trigger).
 	Cost func(model string, u llm.Usage) float64
 	// OnAsk says what a headless run does when the gate says ask and there
-	// is no Approve: "pause" (record an approval_request, exit 3) or "deny".
+	// is no Approve: "pause" (the default: record an approval_request and
+	// return ErrPaused) or "deny" (deny with a reason the model sees).
 	OnAsk string
 	// Steer returns messages queued for the running session (decode steer),
 	// drained at step boundaries; FollowUp returns those queued for when the
@@ -70,6 +74,14 @@ type Options struct {
 	FollowUp func() []string
 	// ResponseSchema asks for a final answer that is JSON valid against it.
 	ResponseSchema json.RawMessage
+
+	// Timeout caps the task's wall time across its runs; 0 means no cap.
+	Timeout time.Duration
+	// Stop is closed to ask the run to stop at its next step boundary (the
+	// first SIGINT); cancelling ctx stops it at once. Nil never closes.
+	Stop <-chan struct{}
+	// Hooks run at the loop's events; nil runs none.
+	Hooks *Hooks
 }
 
 // Outcome summarises a finished run.
@@ -79,28 +91,19 @@ type Outcome struct {
 	Usage llm.Usage
 	// Turns is the number of model requests made.
 	Turns int
+	// Cost is this run's cost in USD as priced by Options.Cost; 0 when
+	// Cost is nil or the model's price is unknown.
+	Cost float64
 }
 
-// ErrLimit is returned when a limit (turns, cost, time) stopped the run.
-var ErrLimit = errors.New("limit reached")
-
-// LimitError says which limit stopped the run.
-type LimitError struct {
-	Limit string
-	Value string
-}
-
-func (e *LimitError) Error() string {
-	return fmt.Sprintf("%s limit reached (%s)", e.Limit, e.Value)
-}
-
-// Is makes errors.Is(err, ErrLimit) true.
-func (e *LimitError) Is(target error) bool { return target == ErrLimit }
-
-// Run continues the conversation in o.Log: when prompt is not empty it is
-// appended as a user message first. It returns when the model answers
-// without tool calls, a limit is reached, the context is cancelled, or the
-// provider fails for good.
+// Run continues the conversation in o.Log. It first settles what the
+// session left open: the calls of a paused or interrupted response get
+// exactly one result each (a decided approval runs or is refused, a call
+// whose result was lost is reported as interrupted, a read-only one runs
+// again). Then, when prompt is not empty, it is appended as a user message.
+// It returns when the model answers without tool calls, the run pauses
+// (ErrPaused), a limit is reached (ErrLimit), it is stopped or cancelled,
+// or the provider fails for good.
 func Run(ctx context.Context, o Options, prompt string) (Outcome, error) {
 	l := &loop{o: o, now: o.Now}
 	if l.now == nil {
@@ -109,20 +112,31 @@ func Run(ctx context.Context, o Options, prompt string) (Outcome, error) {
 	if o.Sink == nil {
 		l.o.Sink = func(Event) {}
 	}
-	l.msgs = Messages(o.Log.Entries())
-	start := l.now()
+	entries := o.Log.Entries()
+	var open *turn
+	l.msgs, open = history(entries)
+	if prompt == "" {
+		l.spent = spentIn(entries, o.Cost) // a resume continues the task's budget
+	}
+	l.start = l.now()
+	parent := ctx
+	ctx, cancel := l.deadline(ctx)
+	defer cancel()
 	if o.Start != nil {
 		l.add(session.NewEntry(session.TypeStart, *o.Start, o.Start.Command+" "+o.Start.Model))
 	}
-	if prompt != "" {
-		l.add(session.NewEntry(session.TypeUser, session.UserData{Text: prompt}, firstLine(prompt)))
-		l.msgs = appendUser(l.msgs, prompt)
+	l.notify(ctx, HookEvent{Event: HookRunStart, Prompt: prompt})
+	err := l.begin(ctx, prompt, open)
+	if err == nil {
+		err = l.run(ctx)
 	}
-	err := l.run(ctx)
-	l.end(err, l.now().Sub(start))
+	err = l.timedOut(parent, ctx, err)
+	l.end(err, l.now().Sub(l.start))
 	if ferr := l.flush(context.WithoutCancel(ctx)); ferr != nil && err == nil {
 		err = ferr
 	}
+	l.ended = true
+	l.notify(ctx, HookEvent{Event: HookRunEnd, Status: status(err), Exit: l.exitCode(err)})
 	return l.out, err
 }
 
@@ -132,17 +146,52 @@ type loop struct {
 	msgs    []llm.Message
 	pending []session.Entry
 	out     Outcome
+	start   time.Time
+	// spent is the session's budget used so far, this run included.
+	spent budget
+	// changed is set once the run records anything but its end.
+	changed bool
+	// superseded is set while settling an open turn when a new prompt came
+	// with the resume: what still waits for a person is answered by it.
+	superseded bool
+	// sentBack counts the times before_finish hooks sent the model back.
+	sentBack int
+	ended    bool
+}
+
+// maxSentBack caps how often before_finish hooks may send the model back
+// to work in one run, so a hook that always objects cannot loop forever.
+const maxSentBack = 10
+
+// begin settles the turn the session left open and appends the prompt.
+func (l *loop) begin(ctx context.Context, prompt string, open *turn) error {
+	if open != nil {
+		if err := checkDecisions(open); err != nil {
+			return err
+		}
+		l.superseded = prompt != ""
+		err := l.runCalls(ctx, open.calls, open)
+		l.superseded = false
+		if err != nil {
+			return err
+		}
+	}
+	if prompt != "" {
+		l.add(session.NewEntry(session.TypeUser, session.UserData{Text: prompt}, firstLine(prompt)))
+		l.msgs = appendUser(l.msgs, prompt)
+		return nil
+	}
+	l.drain(l.o.Steer, session.TypeSteer)
+	if !awaitsModel(l.msgs) {
+		return errors.New("the session has nothing to continue: its last turn is complete; give a prompt")
+	}
+	return nil
 }
 
 func (l *loop) run(ctx context.Context) error {
 	for {
-		if err := ctx.Err(); err != nil {
+		if err := l.boundary(ctx); err != nil {
 			return err
-		}
-		if l.o.MaxTurns > 0 && l.out.Turns >= l.o.MaxTurns {
-			v := fmt.Sprintf("%d model requests; raise --max-turns", l.o.MaxTurns)
-			l.add(session.NewEntry(session.TypeLimit, session.LimitData{Limit: "turns", Value: v}, "turns"))
-			return &LimitError{Limit: "turns", Value: v}
 		}
 		resp, err := l.request(ctx)
 		if err != nil {
@@ -150,11 +199,92 @@ func (l *loop) run(ctx context.Context) error {
 		}
 		if len(resp.Message.Calls) == 0 {
 			l.out.Text = resp.Message.Text
+			if l.finishing(ctx, resp.Message.Text) {
+				continue
+			}
 			return nil
 		}
-		if err := l.runCalls(ctx, resp.Message.Calls); err != nil {
+		l.spent.steps++
+		if err := l.runCalls(ctx, resp.Message.Calls, nil); err != nil {
 			return err
 		}
+	}
+}
+
+// errStopped ends a run stopped at a step boundary (the first SIGINT); it
+// is a cancellation, so it maps to the same exit code.
+var errStopped = fmt.Errorf("stopped at a step boundary: %w", context.Canceled)
+
+// stopping reports whether the run was asked to stop at its next boundary.
+func (l *loop) stopping() bool {
+	select {
+	case <-l.o.Stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// boundary is what happens between steps: a stop request ends the run,
+// steering messages are taken, limits are checked, before_request hooks run.
+func (l *loop) boundary(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if l.stopping() {
+		return errStopped
+	}
+	l.drain(l.o.Steer, session.TypeSteer)
+	if err := l.checkLimits(); err != nil {
+		return err
+	}
+	l.notify(ctx, HookEvent{Event: HookBeforeRequest, Turn: l.spent.turns})
+	return nil
+}
+
+// finishing runs when the model answered without calls: steering and
+// follow-up messages queued meanwhile, or before_finish hooks, send it
+// back to work. It reports whether they did.
+func (l *loop) finishing(ctx context.Context, text string) bool {
+	n := len(l.msgs)
+	l.drain(l.o.Steer, session.TypeSteer)
+	l.drain(l.o.FollowUp, session.TypeUser)
+	if len(l.msgs) > n {
+		return true
+	}
+	msgs := l.beforeFinish(ctx, text)
+	if len(msgs) == 0 {
+		return false
+	}
+	if l.sentBack >= maxSentBack {
+		l.o.Sink(Event{Type: EventWarning, Text: fmt.Sprintf("before_finish hooks sent the model back %d times; finishing anyway", l.sentBack)})
+		return false
+	}
+	l.sentBack++
+	for _, m := range msgs {
+		l.say(session.TypeUser, m)
+	}
+	return true
+}
+
+// drain appends the messages next returns as entries of type typ.
+func (l *loop) drain(next func() []string, typ string) {
+	if next == nil {
+		return
+	}
+	for _, m := range next() {
+		if strings.TrimSpace(m) != "" {
+			l.say(typ, m)
+		}
+	}
+}
+
+// say records a user message (or a steering one) and adds it to the context.
+func (l *loop) say(typ, text string) {
+	l.add(session.NewEntry(typ, session.UserData{Text: text}, firstLine(text)))
+	l.msgs = appendUser(l.msgs, text)
+	if typ == session.TypeSteer {
+		l.o.Sink(Event{Type: EventSteer, Text: text})
 	}
 }
 
@@ -163,9 +293,10 @@ func (l *loop) request(ctx context.Context) (llm.Response, error) {
 	if err := l.flush(ctx); err != nil {
 		return llm.Response{}, err
 	}
-	req := llm.Request{System: l.o.System, Messages: l.msgs, Tools: l.o.Tools.Specs()}
+	req := llm.Request{System: l.o.System, Messages: l.msgs, Tools: l.o.Tools.Specs(), ResponseSchema: l.o.ResponseSchema}
 	start := l.now()
 	l.out.Turns++
+	l.spent.turns++
 	resp, err := l.stream(ctx, req)
 	if err != nil {
 		return resp, err
@@ -173,9 +304,15 @@ func (l *loop) request(ctx context.Context) (llm.Response, error) {
 	resp.Message.Role = llm.RoleAssistant
 	l.msgs = append(l.msgs, resp.Message)
 	l.out.Usage = l.out.Usage.Add(resp.Usage)
+	var cost float64
+	if l.o.Cost != nil {
+		cost = l.o.Cost(resp.Model, resp.Usage)
+		l.out.Cost += cost
+		l.spent.cost += cost
+	}
 	l.add(session.NewEntry(session.TypeAssistant, session.AssistantData{
 		Message: resp.Message, Usage: resp.Usage, Stop: resp.Stop, Model: resp.Model,
-		Ms: l.now().Sub(start).Milliseconds(),
+		Ms: l.now().Sub(start).Milliseconds(), Cost: cost,
 	}, assistantNote(resp.Message)))
 	l.o.Sink(Event{Type: EventUsage, Usage: &resp.Usage})
 	return resp, nil
@@ -195,14 +332,18 @@ func (l *loop) stream(ctx context.Context, req llm.Request) (llm.Response, error
 			}
 			return *ev.Response, nil
 		case llm.EventError:
-			return llm.Response{}, l.fail(ev.Err)
+			return llm.Response{}, l.fail(ctx, ev.Err)
 		}
 	}
-	return llm.Response{}, l.fail(&llm.Error{Kind: llm.ErrTruncated, Provider: l.o.Model.Name(), Msg: "stream ended without a response"})
+	return llm.Response{}, l.fail(ctx, &llm.Error{Kind: llm.ErrTruncated, Provider: l.o.Model.Name(), Msg: "stream ended without a response"})
 }
 
-// fail records a provider failure in the session and returns it.
-func (l *loop) fail(err error) error {
+// fail records a provider failure in the session and returns it; a
+// request ended by a stop or the time limit is recorded as such instead.
+func (l *loop) fail(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
 	kind := ""
 	if e := llm.AsError(err); e != nil {
 		kind = string(e.Kind)
@@ -213,32 +354,54 @@ func (l *loop) fail(err error) error {
 	return err
 }
 
-// end records how the run ended.
+// end records how the run ended. A resume that found the session still
+// waiting and did nothing records nothing.
 func (l *loop) end(err error, d time.Duration) {
-	status, code := "done", 0
-	switch {
-	case err == nil:
-	case errors.Is(err, ErrLimit):
-		status = "limit"
-	case errors.Is(err, context.Canceled):
-		status = "interrupted"
-		l.add(session.NewEntry(session.TypeInterrupted, session.InterruptedData{Reason: "cancelled by a signal"}, "interrupted"))
-	default:
-		status = "error"
+	st := status(err)
+	if st == session.StatusPaused && !l.changed {
+		return
 	}
-	if err != nil {
-		code = 1
-		if l.o.ExitCode != nil {
-			code = l.o.ExitCode(err)
-		}
+	switch {
+	case errors.Is(err, errStopped):
+		l.add(session.NewEntry(session.TypeInterrupted, session.InterruptedData{Reason: "stopped at a step boundary by a signal"}, "interrupted"))
+	case st == "interrupted":
+		l.add(session.NewEntry(session.TypeInterrupted, session.InterruptedData{Reason: "cancelled by a signal"}, "interrupted"))
 	}
 	l.add(session.NewEntry(session.TypeEnd, session.EndData{
-		Status: status, Exit: code, Usage: l.out.Usage, Turns: l.out.Turns, Ms: d.Milliseconds(),
-	}, status))
+		Status: st, Exit: l.exitCode(err), Usage: l.out.Usage, Turns: l.out.Turns, Ms: d.Milliseconds(),
+	}, st))
+}
+
+// status names how a run ended, as the end entry records it.
+func status(err error) string {
+	switch {
+	case err == nil:
+		return "done"
+	case errors.Is(err, ErrPaused):
+		return session.StatusPaused
+	case errors.Is(err, ErrLimit):
+		return "limit"
+	case errors.Is(err, context.Canceled):
+		return "interrupted"
+	}
+	return "error"
+}
+
+func (l *loop) exitCode(err error) int {
+	switch {
+	case err == nil:
+		return 0
+	case l.o.ExitCode != nil:
+		return l.o.ExitCode(err)
+	}
+	return 1
 }
 
 // add queues an entry for the next flush.
-func (l *loop) add(e session.Entry) { l.pending = append(l.pending, e) }
+func (l *loop) add(e session.Entry) {
+	l.pending = append(l.pending, e)
+	l.changed = true
+}
 
 // flush commits the queued entries as one batch.
 func (l *loop) flush(ctx context.Context) error {

@@ -182,7 +182,7 @@ func TestGateDenyAskAndUnknownTool(t *testing.T) {
 			say("", call("1", "rm", `{}`), call("2", "bash", `{"command":"ls"}`), call("3", "nope", `{}`)),
 			say("ok"),
 		}}
-		_, err := Run(context.Background(), Options{Model: m, Tools: tools.NewRegistry(bash, rm), Gate: gate, Log: &MemoryLog{}, Approve: approve}, "go")
+		_, err := Run(context.Background(), Options{Model: m, Tools: tools.NewRegistry(bash, rm), Gate: gate, Log: &MemoryLog{}, Approve: approve, OnAsk: "deny"}, "go")
 		require.NoError(t, err)
 		msgs := m.reqs[1].Messages
 		return m, msgs[len(msgs)-1].Results
@@ -192,7 +192,7 @@ func TestGateDenyAskAndUnknownTool(t *testing.T) {
 	require.Len(t, res, 3)
 	assert.True(t, res[0].IsError)
 	assert.Equal(t, "rm is not allowed", res[0].Content)
-	assert.True(t, res[1].IsError, "ask without an approver is denied")
+	assert.True(t, res[1].IsError, "ask without an approver is denied with --on-ask deny")
 	assert.Contains(t, res[1].Content, "no one is at a terminal")
 	assert.Contains(t, res[2].Content, `no tool named "nope"`)
 	assert.Contains(t, res[2].Content, "bash, rm")

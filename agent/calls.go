@@ -1,37 +1,243 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"decode/agent/llm"
 	"decode/session"
 	"decode/tools"
 )
 
-// runCalls gates and runs the calls of one model response in order, and
-// records each decision before its tool runs and each result after.
-func (l *loop) runCalls(ctx context.Context, calls []llm.ToolCall) error {
+// runCalls settles every call of one model response, in order: calls with
+// a logged result keep it, the rest are decided (by the gate, a person, a
+// recorded approval, or crash recovery) and recorded, each decision before
+// its tool runs and each result after. Calls that must wait for a person
+// or a time are recorded as approval requests and the run pauses once the
+// others are done, so no call is left without an answer on resume.
+// t holds what the log already says about the calls; nil for a new response.
+func (l *loop) runCalls(ctx context.Context, calls []llm.ToolCall, t *turn) error {
+	if t == nil {
+		t = newTurn(calls)
+	}
 	results := llm.Message{Role: llm.RoleTool}
-	for _, call := range calls {
-		res := l.runCall(ctx, call)
-		results.Results = append(results.Results, res)
-		if ctx.Err() != nil {
-			// Answer the calls that will not run, so the context stays
-			// valid for the next request when the session is resumed.
-			break
+	var waits []session.ApprovalRequestData
+	for i, call := range calls {
+		if r, ok := t.results[call.ID]; ok {
+			results.Results = append(results.Results, r)
+			continue
 		}
+		if i > 0 && (ctx.Err() != nil || l.stopping()) {
+			// The calls not yet run stay unanswered in the log: a resume
+			// takes them through the gate as if new.
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return errStopped
+		}
+		res, wait := l.settle(ctx, call, t)
+		if wait != nil {
+			waits = append(waits, *wait)
+			continue
+		}
+		results.Results = append(results.Results, res)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(waits) > 0 {
+		return &PausedError{Waits: waits}
 	}
 	l.msgs = append(l.msgs, results)
-	return ctx.Err()
+	return nil
 }
 
-// runCall takes one call through the gate and, when allowed, runs it.
-func (l *loop) runCall(ctx context.Context, call llm.ToolCall) llm.ToolResult {
-	t, known := l.o.Tools.Get(call.Name)
-	v := l.decide(ctx, t, known, call)
+// settle gives one call its result, or the request it must wait on.
+func (l *loop) settle(ctx context.Context, call llm.ToolCall, t *turn) (llm.ToolResult, *session.ApprovalRequestData) {
+	tool, known := l.o.Tools.Get(call.Name)
+	if d, ok := t.started[call.ID]; ok {
+		return l.recoverCall(ctx, call, tool, known, d), nil
+	}
+	if r, ok := t.requests[call.ID]; ok {
+		if d, ok := t.answers[call.ID]; ok {
+			return l.decided(ctx, call, tool, r, d), nil
+		}
+		return l.undecided(ctx, call, tool, r)
+	}
+	v := l.decide(ctx, tool, known, call)
+	if v.Decision == tools.Ask {
+		return llm.ToolResult{}, l.pause(call, session.WaitApproval, v.Reason, tools.Wait{})
+	}
+	if v.Decision == tools.Allow && l.o.Approve == nil {
+		if w, ok := waitFor(tool, call.Args, l.now()); ok {
+			if l.o.OnAsk != "deny" {
+				return llm.ToolResult{}, l.pause(call, waitKind(w), "", w)
+			}
+			v = tools.Verdict{Decision: tools.Deny, Reason: "this run cannot wait for a person or a time (--on-ask deny); go on without it"}
+		}
+	}
+	return l.execute(ctx, call, tool, v), nil
+}
+
+// pauser is a tool whose call may have to wait, in a run no one watches,
+// for a person's answer or a time (ask_user, a long sleep).
+type pauser interface {
+	Pause(args json.RawMessage, now time.Time) (tools.Wait, bool)
+}
+
+func waitFor(t tools.Tool, args json.RawMessage, now time.Time) (tools.Wait, bool) {
+	if p, ok := t.(pauser); ok {
+		return p.Pause(args, now)
+	}
+	return tools.Wait{}, false
+}
+
+func waitKind(w tools.Wait) string {
+	if w.Until.IsZero() {
+		return session.WaitQuestion
+	}
+	return session.WaitTime
+}
+
+// pause records that a call waits, instead of running it.
+func (l *loop) pause(call llm.ToolCall, kind, reason string, w tools.Wait) *session.ApprovalRequestData {
+	r := session.ApprovalRequestData{
+		CallID: call.ID, Name: call.Name, Args: safeArgs(call.Args), Kind: kind, Reason: reason,
+		Hash: CallHash(call.Name, call.Args), Question: w.Question,
+	}
+	if !w.Until.IsZero() {
+		u := w.Until.UTC()
+		r.Until = &u
+	}
+	summary := Summarize(call.Args)
+	l.add(session.NewEntry(session.TypeApprovalReq, r, strings.TrimSpace(call.Name+" "+summary)))
+	l.o.Sink(Event{Type: EventApprovalRequest, Call: &call, Summary: summary, Reason: Describe(r)})
+	return &r
+}
+
+// decided carries out the approval, denial or answer recorded for a call.
+func (l *loop) decided(ctx context.Context, call llm.ToolCall, tool tools.Tool, r session.ApprovalRequestData, d session.ApprovalData) llm.ToolResult {
+	switch {
+	case d.Decision == "answer" || r.Kind == session.WaitQuestion:
+		answer := d.Answer
+		if d.Decision != "answer" {
+			answer = "(the user did not answer: " + orDefault(d.Reason, "declined") + ")"
+		}
+		return l.perform(ctx, call, tools.Verdict{Decision: tools.Allow, Reason: "answered by the user"}, true,
+			func() tools.Result { return tools.Result{Content: answer, Note: "ask_user: answered"} })
+	case d.Decision == string(tools.Allow):
+		return l.execute(ctx, call, tool, tools.Verdict{Decision: tools.Allow, Reason: "approved by the user"})
+	}
+	return l.execute(ctx, call, tool, tools.Verdict{Decision: tools.Deny, Reason: denial(d.Reason)})
+}
+
+func denial(reason string) string {
+	if reason == "" {
+		return "the user denied this call"
+	}
+	return "the user denied this call: " + reason
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// undecided handles a call still waiting when the session is resumed: a
+// person at the terminal decides now, a time that has come ends the wait,
+// a new prompt answers it; otherwise it goes on waiting.
+func (l *loop) undecided(ctx context.Context, call llm.ToolCall, tool tools.Tool, r session.ApprovalRequestData) (llm.ToolResult, *session.ApprovalRequestData) {
+	const instead = "the user wrote a new message instead (see below)"
+	switch {
+	case r.Kind == session.WaitTime:
+		if !l.superseded && r.Until != nil {
+			left := r.Until.Sub(l.now())
+			if left > tools.MaxHeadlessSleep && l.o.Approve == nil {
+				return llm.ToolResult{}, &r
+			}
+			if err := sleepCtx(ctx, left); err != nil {
+				return llm.ToolResult{}, &r // cancelled: still waiting
+			}
+		}
+		content := "the wait is over"
+		if l.superseded {
+			content = "the wait was cut short: " + instead
+		}
+		return l.perform(ctx, call, tools.Verdict{Decision: tools.Allow, Reason: "waited"}, true,
+			func() tools.Result { return tools.Result{Content: content, Note: "sleep: done"} }), nil
+	case l.superseded && r.Kind == session.WaitQuestion:
+		return l.perform(ctx, call, tools.Verdict{Decision: tools.Allow, Reason: "not answered"}, true,
+			func() tools.Result { return tools.Result{Content: "(no answer: " + instead + ")"} }), nil
+	case l.superseded:
+		return l.execute(ctx, call, tool, tools.Verdict{Decision: tools.Deny, Reason: "not approved: " + instead}), nil
+	case l.o.Approve == nil:
+		return llm.ToolResult{}, &r
+	case r.Kind == session.WaitQuestion:
+		return l.execute(ctx, call, tool, tools.Verdict{Decision: tools.Allow}), nil // asks at the terminal
+	}
+	return l.execute(ctx, call, tool, l.approve(ctx, call, tools.Verdict{Decision: tools.Ask, Reason: r.Reason})), nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// recoverCall answers a call whose decision is logged but whose result is
+// not: the process died or was killed while it ran. A read-only call runs
+// again; any other is reported as interrupted, never run twice.
+func (l *loop) recoverCall(ctx context.Context, call llm.ToolCall, tool tools.Tool, known bool, d session.ToolCallData) llm.ToolResult {
+	var res tools.Result
+	switch {
+	case d.Decision != string(tools.Allow):
+		res = tools.Result{Content: d.Reason, IsError: true, Note: "denied"}
+	case known && tool.ReadOnly():
+		res = runTool(ctx, tool, call.Args)
+	default:
+		res = tools.Result{Content: interruptedNote, IsError: true, Note: "interrupted"}
+	}
+	return l.result(call, res, 0)
+}
+
+// execute runs the before_tool hooks on an allowed call, then performs it.
+func (l *loop) execute(ctx context.Context, call llm.ToolCall, tool tools.Tool, v tools.Verdict) llm.ToolResult {
+	if v.Decision == tools.Allow && tool == nil {
+		v = tools.Verdict{Decision: tools.Deny, Reason: fmt.Sprintf("there is no tool named %q in this run", call.Name)}
+	}
+	if v.Decision == tools.Allow {
+		args, block := l.beforeTool(ctx, call)
+		switch {
+		case block != "":
+			v = tools.Verdict{Decision: tools.Deny, Reason: block}
+		case !bytes.Equal(args, call.Args):
+			call.Args = args
+			v.Reason = strings.TrimSpace(v.Reason + " (arguments rewritten by a before_tool hook)")
+		}
+	}
+	readOnly := tool != nil && tool.ReadOnly()
+	return l.perform(ctx, call, v, readOnly, func() tools.Result { return runTool(ctx, tool, call.Args) })
+}
+
+// perform records the call with its verdict, runs it when allowed, and
+// records the result. A call that is not read-only is committed before it
+// runs, so that a crash leaves a call without a result rather than an
+// unknown effect.
+func (l *loop) perform(ctx context.Context, call llm.ToolCall, v tools.Verdict, readOnly bool, run func() tools.Result) llm.ToolResult {
 	summary := Summarize(call.Args)
 	l.o.Sink(Event{Type: EventToolCall, Call: &call, Summary: summary, Decision: string(v.Decision), Reason: v.Reason})
 	l.add(session.NewEntry(session.TypeToolCall, session.ToolCallData{
@@ -44,25 +250,33 @@ func (l *loop) runCall(ctx context.Context, call llm.ToolCall) llm.ToolResult {
 	case v.Decision != tools.Allow:
 		res = tools.Result{Content: v.Reason, IsError: true, Note: "denied"}
 	default:
-		if !t.ReadOnly() {
-			// The call must be on disk before a side effect happens, so that a
-			// crash leaves a call without a result rather than an unknown effect.
+		if !readOnly {
 			if err := l.flush(ctx); err != nil {
 				res = tools.Result{Content: "not run: " + err.Error(), IsError: true, Note: "not run"}
 				break
 			}
 		}
-		res = runTool(ctx, t, call.Args)
+		res = run()
 	}
-	ms := l.now().Sub(start).Milliseconds()
+	out := l.result(call, res, l.now().Sub(start).Milliseconds())
+	if v.Decision == tools.Allow {
+		l.notify(ctx, HookEvent{Event: HookAfterTool, Tool: call.Name, CallID: call.ID, Args: safeArgs(call.Args), Result: out.Content, IsError: out.IsError})
+	}
+	return out
+}
+
+// result records a call's result and reports it.
+func (l *loop) result(call llm.ToolCall, res tools.Result, ms int64) llm.ToolResult {
 	out := llm.ToolResult{CallID: call.ID, Name: call.Name, Content: res.Content, IsError: res.IsError}
 	l.o.Sink(Event{Type: EventToolResult, Call: &call, Result: &out, Note: res.Note, Ms: ms})
 	l.add(session.NewEntry(session.TypeToolResult, session.ToolResultData{ToolResult: out, Ms: ms},
-		strings.TrimSpace(call.Name+" "+summary)))
+		strings.TrimSpace(call.Name+" "+Summarize(call.Args))))
 	return out
 }
 
 // decide returns the gate's verdict, asking the approver when it says ask.
+// With no approver it stays ask (the run pauses), or becomes a denial the
+// model can act on with --on-ask deny.
 func (l *loop) decide(ctx context.Context, t tools.Tool, known bool, call llm.ToolCall) tools.Verdict {
 	if !known {
 		return tools.Verdict{Decision: tools.Deny, Reason: fmt.Sprintf("there is no tool named %q; use one of: %s", call.Name, strings.Join(l.names(), ", "))}
@@ -72,8 +286,16 @@ func (l *loop) decide(ctx context.Context, t tools.Tool, known bool, call llm.To
 		return v
 	}
 	if l.o.Approve == nil {
-		return tools.Verdict{Decision: tools.Deny, Reason: "not allowed without approval, and no one is at a terminal to approve it (" + v.Reason + "); do without it or ask the user to allow it with --allow or --mode"}
+		if l.o.OnAsk == "deny" {
+			return tools.Verdict{Decision: tools.Deny, Reason: "not allowed without approval, and no one is at a terminal to approve it (" + v.Reason + "); do without it or ask the user to allow it with --allow or --mode"}
+		}
+		return v
 	}
+	return l.approve(ctx, call, v)
+}
+
+// approve asks the person at the terminal about a call the gate sent to ask.
+func (l *loop) approve(ctx context.Context, call llm.ToolCall, v tools.Verdict) tools.Verdict {
 	if ok, reason := l.o.Approve(ctx, call, v); !ok {
 		if reason == "" {
 			reason = "the user declined this call"

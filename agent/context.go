@@ -74,3 +74,95 @@ func appendUser(msgs []llm.Message, text string) []llm.Message {
 	}
 	return append(msgs, llm.Message{Role: llm.RoleUser, Text: text})
 }
+
+// turn is the last model response of a session while some of its calls
+// have no result, with what the log holds about each call so far.
+type turn struct {
+	calls []llm.ToolCall
+	// results are the calls' logged results.
+	results map[string]llm.ToolResult
+	// started are calls whose tool_call entry is logged: the gate (or a
+	// person) decided, and an allowed call may have run.
+	started map[string]session.ToolCallData
+	// requests are the calls a headless run paused on, answers the
+	// decisions recorded for them (the latest wins).
+	requests map[string]session.ApprovalRequestData
+	answers  map[string]session.ApprovalData
+}
+
+func newTurn(calls []llm.ToolCall) *turn {
+	return &turn{
+		calls:    calls,
+		results:  map[string]llm.ToolResult{},
+		started:  map[string]session.ToolCallData{},
+		requests: map[string]session.ApprovalRequestData{},
+		answers:  map[string]session.ApprovalData{},
+	}
+}
+
+// history rebuilds the context like Messages, except that when the last
+// model response still has calls without a result (a pause, a crash, a
+// stop between calls) the context ends with that response and the open
+// turn is returned, for the loop to settle each call exactly once.
+func history(entries []session.Entry) ([]llm.Message, *turn) {
+	last := -1
+	var msg llm.Message
+	for i := len(entries) - 1; i >= 0 && last < 0; i-- {
+		switch entries[i].Type {
+		case session.TypeUser, session.TypeSteer:
+			return Messages(entries), nil
+		case session.TypeAssistant:
+			var d session.AssistantData
+			if entries[i].Decode(&d) == nil {
+				last, msg = i, d.Message
+			}
+		}
+	}
+	if last < 0 || len(msg.Calls) == 0 {
+		return Messages(entries), nil
+	}
+	t := newTurn(msg.Calls)
+	for _, e := range entries[last+1:] {
+		t.observe(e)
+	}
+	if t.answered() {
+		return Messages(entries), nil
+	}
+	return append(Messages(entries[:last]), msg), t
+}
+
+// observe records what one entry after the response says about its calls.
+func (t *turn) observe(e session.Entry) {
+	switch e.Type {
+	case session.TypeToolResult:
+		var d session.ToolResultData
+		if e.Decode(&d) == nil {
+			t.results[d.CallID] = d.ToolResult
+		}
+	case session.TypeToolCall:
+		var d session.ToolCallData
+		if e.Decode(&d) == nil {
+			t.started[d.CallID] = d
+		}
+	case session.TypeApprovalReq:
+		var d session.ApprovalRequestData
+		if e.Decode(&d) == nil {
+			t.requests[d.CallID] = d
+		}
+	case session.TypeApproval:
+		var d session.ApprovalData
+		if e.Decode(&d) == nil {
+			t.answers[d.CallID] = d
+		}
+	}
+}
+
+// answered reports whether every call has a result.
+func (t *turn) answered() bool {
+	for _, c := range t.calls {
+		if _, ok := t.results[c.ID]; !ok {
+			return false
+		}
+	}
+	return true
+}

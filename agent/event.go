@@ -10,6 +10,12 @@ const (
 	EventUsage      = "usage"       // token usage of one model response
 	EventRetry      = "retry"       // the model request is being sent again
 	EventWarning    = "warning"     // something a person should know
+	// EventApprovalRequest says a call waits for a person's decision
+	// (Call, Summary, Reason): a headless run pauses on it.
+	EventApprovalRequest = "approval_request"
+	// EventSteer says a steering message (Text) queued with decode steer
+	// was taken into the conversation.
+	EventSteer = "steer"
 )
 
 // Event is one thing that happened during a run.

@@ -26,6 +26,9 @@ type Config struct {
 	Providers map[string]ProviderConfig `toml:"providers"`
 	// MaxStdin caps piped input in bytes.
 	MaxStdin int64 `toml:"max_stdin"`
+	// Hooks are executables run at the agent loop's events; a repository's
+	// hooks run only once the user trusts it (decode trust).
+	Hooks HooksConfig `toml:"hooks"`
 }
 
 // ProviderConfig overrides a provider's endpoint or key source.
@@ -62,8 +65,12 @@ func (f *Factory) loadConfig(repoRoot string) (Config, []string, error) {
 		}
 		c.Deny = append(c.Deny, r.Deny...)
 		c.SecretEnv = append(c.SecretEnv, r.SecretEnv...)
-		if len(r.Allow) > 0 || r.Mode != "" || len(r.Providers) > 0 {
-			warnings = append(warnings, path+": allow, mode and providers from a repository's config are ignored; put them in "+user)
+		switch {
+		case !r.widens():
+		case f.trusts(repoRoot, path):
+			mergeTrusted(&c, r)
+		default:
+			warnings = append(warnings, path+": hooks, allow, mode and providers from a repository's config are ignored until you trust it with decode trust (or put them in "+user+")")
 		}
 	}
 	if v := f.Getenv("DECODE_MODEL"); v != "" {
@@ -90,6 +97,10 @@ func mergeFile(c *Config, path string) error {
 	if err != nil {
 		return fmt.Errorf("read config: %w", err)
 	}
+	return decodeConfig(c, path, data)
+}
+
+func decodeConfig(c *Config, path string, data []byte) error {
 	if _, err := toml.Decode(string(data), c); err != nil {
 		return fmt.Errorf("config %s: %w", path, err)
 	}

@@ -41,6 +41,8 @@ func ExitCode(err error) int {
 		return ExitUsage
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupted
+	case errors.Is(err, agent.ErrPaused):
+		return ExitPaused
 	case errors.Is(err, agent.ErrLimit), errors.Is(err, context.DeadlineExceeded):
 		return ExitLimit
 	case errors.Is(err, session.ErrConflict):

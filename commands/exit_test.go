@@ -23,6 +23,7 @@ func TestExitCode(t *testing.T) {
 		{usageErrorf("bad flag"), ExitUsage},
 		{fmt.Errorf("run: %w", context.Canceled), ExitInterrupted},
 		{&agent.LimitError{Limit: "turns", Value: "3"}, ExitLimit},
+		{fmt.Errorf("run: %w", &agent.PausedError{}), ExitPaused},
 		{fmt.Errorf("x: %w", session.ErrConflict), ExitConflict},
 		{fmt.Errorf("x: %w", &llm.Error{Kind: llm.ErrAuth}), ExitProvider},
 	}

@@ -10,12 +10,19 @@ import (
 // --version` or `decode log` never build a model client.
 type Factory struct {
 	Version string
-	IO      *IOStreams
+	// Commit and Date are the build's source commit and time, set with
+	// -ldflags; empty, --version falls back to the VCS stamp Go records.
+	Commit, Date string
+	IO           *IOStreams
 	// Getenv and Environ are the process environment; tests pass their own.
 	Getenv  func(string) string
 	Environ func() []string
 	// Getwd is the starting directory (before -C).
 	Getwd func() (string, error)
+	// SoftStop, when set (by Main), makes the first SIGINT/SIGTERM a stop at
+	// the agent loop's next step boundary and returns the channel that
+	// signal closes; the second signal cancels the command's context.
+	SoftStop func() <-chan struct{}
 }
 
 // NewFactory returns a Factory over the real process.

@@ -6,9 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 )
@@ -16,7 +14,7 @@ import (
 // Main runs decode with args (os.Args) and returns the exit code.
 func Main(args []string, f *Factory) int {
 	app := NewApp(f)
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := withSignals(context.Background(), f)
 	defer stop()
 	err := app.RunContext(ctx, permuteArgs(app, args))
 	if err != nil {
@@ -30,7 +28,7 @@ func NewApp(f *Factory) *cli.App {
 	app := &cli.App{
 		Name:                 "decode",
 		Usage:                "a git-native coding agent for the command line",
-		Version:              f.Version,
+		Version:              versionLine(f),
 		Reader:               f.IO.In,
 		Writer:               f.IO.Out,
 		ErrWriter:            f.IO.Err,
@@ -53,6 +51,12 @@ Exit codes: 0 done, 1 error, 2 usage, 3 paused, 4 provider, 5 limit,
 			NewCmdAsk(f, nil),
 			NewCmdRun(f, nil),
 			NewCmdLog(f, nil),
+			NewCmdResume(f, nil), NewCmdFork(f, nil), NewCmdReplay(f, nil),
+			NewCmdHook(f, nil), NewCmdCompletion(f, nil), NewCmdDoctor(f, nil),
+			NewCmdApprove(f, nil), NewCmdDeny(f, nil), NewCmdAnswer(f, nil), NewCmdSteer(f, nil), NewCmdTrust(f, nil),
+			NewCmdPlan(f, nil),
+			NewCmdMemory(f, nil),
+			NewCmdModels(f, nil),
 		},
 	}
 	app.CommandNotFound = func(c *cli.Context, name string) {}
@@ -79,7 +83,9 @@ func errorLine(err error) string {
 // so that `decode run "task" --mode edit` works as users type it. "--" ends
 // the flags.
 func permuteArgs(app *cli.App, args []string) []string {
-	if len(args) < 2 {
+	// A shell completion request (decode completion) must keep its words in
+	// place: urfave/cli reads the word before the flag.
+	if len(args) < 2 || args[len(args)-1] == "--generate-bash-completion" {
 		return args
 	}
 	out := []string{args[0]}

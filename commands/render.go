@@ -51,6 +51,7 @@ func (r *renderer) event(ev agent.Event) {
 	case agent.EventToolResult:
 		if !r.quiet {
 			fmt.Fprintln(r.io.Err, toolLine(ev))
+			r.todoList(ev)
 		}
 	case agent.EventRetry:
 		r.final.Reset()
@@ -62,6 +63,25 @@ func (r *renderer) event(ev agent.Event) {
 		}
 	case agent.EventWarning:
 		fmt.Fprintln(r.io.Err, "decode: warning: "+ev.Text)
+	case agent.EventApprovalRequest:
+		if !r.quiet {
+			fmt.Fprintln(r.io.Err, "⏸ "+ev.Reason)
+		}
+	case agent.EventSteer:
+		if !r.quiet {
+			fmt.Fprintln(r.io.Err, "↪ steer: "+firstLineOf(ev.Text))
+		}
+	}
+}
+
+// todoList prints the task list a todo call set, under its tool line, so
+// a person watching sees the plan as the model keeps it.
+func (r *renderer) todoList(ev agent.Event) {
+	if ev.Call == nil || ev.Call.Name != "todo" || ev.Result == nil || ev.Result.IsError {
+		return
+	}
+	for _, line := range strings.Split(strings.TrimRight(ev.Result.Content, "\n"), "\n") {
+		fmt.Fprintln(r.io.Err, "  "+line)
 	}
 }
 
@@ -89,7 +109,7 @@ func (r *renderer) finish(out agent.Outcome, err error) {
 		r.text("\n")
 	}
 	if err == nil && !r.quiet && out.Turns > 0 {
-		fmt.Fprintf(r.io.Err, "decode: %d model requests, %d tokens in, %d out\n", out.Turns, out.Usage.Input, out.Usage.Output)
+		fmt.Fprintf(r.io.Err, "decode: %d model requests, %s\n", out.Turns, usageSummary(out.Usage, out.Cost))
 	}
 }
 
@@ -126,15 +146,15 @@ func firstLineOf(s string) string {
 }
 
 // ttyApprover asks on the terminal whether a gated call may run.
-func ttyApprover(s *IOStreams, r *renderer) agent.Approver {
+func ttyApprover(s *IOStreams, r sync.Locker) agent.Approver {
 	return func(_ context.Context, call llm.ToolCall, v tools.Verdict) (bool, string) {
 		tty, err := s.TTY()
 		if err != nil {
 			return false, "no terminal to ask for approval (" + err.Error() + ")"
 		}
 		defer tty.Close()
-		r.mu.Lock()
-		defer r.mu.Unlock()
+		r.Lock()
+		defer r.Unlock()
 		summary := agent.Summarize(call.Args)
 		fmt.Fprintf(tty, "decode: allow %s %s? %s [y/N] ", call.Name, summary, v.Reason)
 		line, err := bufio.NewReader(tty).ReadString('\n')

@@ -7,7 +7,7 @@ import (
 // NewCmdRun builds `decode run`. runF replaces the run function in tests.
 func NewCmdRun(f *Factory, runF func(*cli.Context, *AgentOptions) error) *cli.Command {
 	if runF == nil {
-		runF = agentRun
+		runF = runRun
 	}
 	return &cli.Command{
 		Name:      "run",
@@ -16,14 +16,24 @@ func NewCmdRun(f *Factory, runF func(*cli.Context, *AgentOptions) error) *cli.Co
 		Description: `Carries out a task: reads, edits, runs commands. Every tool call goes through
 the permission gate (--mode, --allow, --deny). In the default mode read-only
 tools run and anything else asks: at a terminal decode prompts on /dev/tty;
-with no terminal the call is denied and the model is told why.
+with no terminal the run pauses (exit 3) until decode approve or decode deny,
+and decode resume continues it (--on-ask deny: the call is denied instead and
+the model is told why).
 
    decode run "rename Foo to Bar in pkg/x and run go test" --mode edit --allow 'bash(go test *)'
-   decode run -m script:testdata/scripts/demo.json "offline, deterministic"`,
-		Flags:        agentFlags(true),
+   decode run -m script:testdata/scripts/demo.json "offline, deterministic"
+   decode run --plan @          # carry out the plan of the latest decode plan session
+   decode run --remember "fix the flaky test"   # then add what was learned to ./MEMORY.md`,
+		Flags: append(agentFlags(true),
+			&cli.StringFlag{Name: "plan", Usage: "carry out the plan recorded in `SESSION` by decode plan, step by step"},
+			&cli.StringFlag{Name: "plan-file", Usage: "carry out the numbered plan in `FILE`, step by step"},
+			&cli.BoolFlag{Name: "remember", Usage: "at the end, append one dated sentence of what was learned to ./MEMORY.md"},
+		),
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
-			return runF(c, agentOptions(f, "run", c))
+			o := agentOptions(f, "run", c)
+			o.Plan, o.PlanFile, o.Remember = c.String("plan"), c.String("plan-file"), c.Bool("remember")
+			return runF(c, o)
 		},
 	}
 }

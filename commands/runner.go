@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 
 	"decode/agent"
 	"decode/memory"
-	"decode/prompts"
 	"decode/session"
 	"decode/tools"
 )
@@ -27,7 +25,15 @@ func agentRun(c *cli.Context, o *AgentOptions) error {
 }
 
 func runAgent(ctx context.Context, o *AgentOptions) error {
+	return runAgentWith(ctx, o, nil)
+}
+
+// runAgentWith is runAgent with the agent's turns run by d (decode plan,
+// run --plan, --remember) in place of one agent.Run with the prompt.
+func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {
 	f := o.F
+	r := newSink(f, o)
+	defer func() { r.close(err) }()
 	dir, err := f.workDir(o.Dir)
 	if err != nil {
 		return err
@@ -37,19 +43,24 @@ func runAgent(ctx context.Context, o *AgentOptions) error {
 	if err != nil {
 		return err
 	}
-	r := newRenderer(f.IO, o.Quiet)
 	for _, w := range warnings {
 		r.warn(w)
 	}
-	prompt, err := readPrompt(f.IO, o.Prompt, o.MaxStdin)
+	prompt, err := d.prompt(f.IO, o)
 	if err != nil {
 		return err
 	}
+	schema, err := loadSchema(o.SchemaFile)
+	if err != nil {
+		return err
+	}
+	d = withSchema(schema, r.warn, d)
 	opts, err := f.agentSetup(ctx, o, cfg, dir, root)
 	if err != nil {
 		return err
 	}
 	opts.Sink = r.event
+	schema.apply(&opts)
 	if f.IO.TTY != nil {
 		opts.Approve = ttyApprover(f.IO, r)
 	}
@@ -69,7 +80,11 @@ func runAgent(ctx context.Context, o *AgentOptions) error {
 		}
 	}
 	opts.ExitCode = ExitCode
-	out, err := agent.Run(ctx, opts, prompt)
+	if err := f.wireHeadless(&opts, o, cfg, sess, dir, root, r.warn); err != nil {
+		return err
+	}
+	r.begin(&opts, runInfo{Session: sessionID(sess), Model: opts.Model.Name(), Mode: gateMode(o, cfg), Cwd: dir, Command: o.Command, Version: f.Version})
+	out, err := d.run(ctx, opts, prompt)
 	r.finish(out, err)
 	if sess != nil && !o.Quiet {
 		fmt.Fprintf(f.IO.Err, "session %s\n", sess.ID())
@@ -92,46 +107,102 @@ func (f *Factory) agentSetup(ctx context.Context, o *AgentOptions, cfg Config, d
 	if wsRoot == "" {
 		wsRoot = dir
 	}
-	ws, err := tools.NewWorkspace(wsRoot)
+	ws, err := tools.NewWorkspace(wsRoot, absDirs(dir, o.AddDirs)...)
 	if err != nil {
-		return opts, err
+		return opts, &UsageError{Msg: "--add-dir: " + err.Error()}
 	}
 	mode, err := tools.ParseMode(gateMode(o, cfg))
 	if err != nil {
 		return opts, &UsageError{Msg: err.Error()}
 	}
+	var reg *tools.Registry // set below; the gate asks it where bash is
 	gate, err := tools.NewGate(tools.GateConfig{
 		Mode: mode, Root: ws.Root(), ProtectedDirs: []string{".git", ".decode"},
+		ExtraRoots: ws.Roots()[1:], BashDir: func() string { return bashDir(reg) },
 		Allow: append(append([]string{}, cfg.Allow...), o.Allow...),
 		Deny:  append(append([]string{}, cfg.Deny...), o.Deny...),
 	})
 	if err != nil {
 		return opts, &UsageError{Msg: err.Error()}
 	}
-	reg := tools.NewRegistry(tools.FileTools(ws)...)
-	if o.Command == "ask" || mode == tools.Mode("plan") {
-		reg = reg.ReadOnly()
-	} else {
-		reg = tools.NewRegistry(append(tools.FileTools(ws), tools.NewBash(tools.BashOptions{
-			Dir: dir, Env: tools.ScrubEnv(f.Environ(), f.secretNames(cfg)), Timeout: 2 * time.Minute,
-		}))...)
-	}
-	files, warns := memory.Load(memory.Options{Cwd: dir, Home: f.home(), UserConfigDir: f.configDir()})
-	for _, w := range warns {
-		fmt.Fprintln(f.IO.Err, "decode: warning: "+w)
+	pm := f.loadMemory(dir, root)
+	pm.warn(f.IO.Err)
+	reg = f.agentTools(o, cfg, ws, dir, mode, pm.skills)
+	if opts.System, err = f.systemPrompt(o, string(mode), dir, root, pm); err != nil {
+		return opts, err
 	}
 	opts.Model = m
+	opts.Cost = costFunc(m.Name())
 	opts.Tools = reg
 	opts.Gate = gate
 	opts.MaxTurns = o.MaxTurns
 	if opts.MaxTurns == 0 {
 		opts.MaxTurns = cfg.MaxTurns
 	}
-	opts.System = prompts.System(prompts.Options{
-		Command: o.Command, Mode: string(mode), Cwd: dir, OS: runtime.GOOS,
-		Date: time.Now().Format("2006-01-02"), GitRepo: root != "", Memory: memory.Render(files),
-	})
 	return opts, nil
+}
+
+// agentTools builds the tools a command offers: the read-only ones for ask
+// and plan mode, all of them otherwise, and the skill tool when there are
+// skills (so it costs nothing when there are none). decode memory --prompt
+// measures the same registry.
+func (f *Factory) agentTools(o *AgentOptions, cfg Config, ws *tools.Workspace, dir string, mode tools.Mode, skills []memory.Skill) *tools.Registry {
+	ts := tools.FileTools(ws)
+	readOnly := o.Command == "ask" || mode == tools.Mode("plan")
+	if !readOnly {
+		ts = append(ts, tools.NewBash(tools.BashOptions{
+			Dir: dir, Env: tools.ScrubEnv(f.Environ(), f.secretNames(cfg)), Timeout: 2 * time.Minute,
+			TempDir: bashTempDir(),
+		}))
+	}
+	if t := skillTool(skills); t != nil {
+		ts = append(ts, t)
+	}
+	ts = append(ts, f.waitTools(o)...)
+	ts = append(ts, tools.NewWebFetch(tools.WebFetchOptions{UserAgent: "decode/" + f.Version}))
+	if o.Command != "ask" {
+		ts = append(ts, tools.NewTodo()) // one question needs no task list
+	}
+	reg := tools.NewRegistry(ts...)
+	if readOnly {
+		reg = reg.ReadOnly()
+	}
+	return reg
+}
+
+// bashTempDir is where this run's bash tool saves full outputs too long
+// to show: a directory of its own under $TMPDIR, made only when an output
+// overflows and left in place, as the session records the paths it returned
+// (the system's temp cleaning removes it).
+func bashTempDir() string {
+	return filepath.Join(os.TempDir(), fmt.Sprintf("decode-%s-%d", time.Now().Format("20060102-150405"), os.Getpid()))
+}
+
+// bashDir returns the working directory the bash tool of reg keeps, or ""
+// before it exists or when there is none.
+func bashDir(reg *tools.Registry) string {
+	if reg == nil {
+		return ""
+	}
+	if t, ok := reg.Get("bash"); ok {
+		if b, ok := t.(*tools.Bash); ok {
+			return b.Dir()
+		}
+	}
+	return ""
+}
+
+// absDirs makes the --add-dir directories absolute, relative to dir (the
+// working directory, after -C) like every other path decode takes.
+func absDirs(dir string, dirs []string) []string {
+	out := make([]string, len(dirs))
+	for i, d := range dirs {
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(dir, d)
+		}
+		out[i] = d
+	}
+	return out
 }
 
 func gateMode(o *AgentOptions, cfg Config) string {
