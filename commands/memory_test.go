@@ -72,13 +72,13 @@ func toolNames(reg *tools.Registry) []string {
 
 // TestFirstRequestBudget guards what every request of decode run pays
 // before its first message: base.md, run.md and the environment lines,
-// plus the schemas of every tool run offers (no memory, no skills). The
-// budget is 7,000 bytes (≈1,750 estimated tokens). At the time of writing
-// the request is 6,520 bytes with eleven tools; the margin covers the skill
-// tool (≈250 bytes, offered only when skills exist) and small edits, no
-// more: a new tool or a longer description must pay for itself by trimming
-// elsewhere. Peers send 2,300 to 32,000 characters of system prompt alone,
-// before their tool schemas.
+// plus the schemas of every tool run offers (no memory, no skills). Issue 8
+// asks for a first model request of at most 5,000 bytes while offering at
+// least 8 tools; the request adds the user's message and about 400 bytes
+// of JSON framing, so the prompt and schemas get 4,500. At the time of
+// writing they are about 4,350 bytes with eleven tools: a new tool or a
+// longer description must pay for itself by trimming elsewhere. Peers send
+// 2,300 to 32,000 characters of system prompt alone, before their schemas.
 func TestFirstRequestBudget(t *testing.T) {
 	h := newPromptHarness(t)
 	system, reg, err := h.build(t, &AgentOptions{Command: "run"})
@@ -91,7 +91,8 @@ func TestFirstRequestBudget(t *testing.T) {
 	t.Logf("system prompt %d bytes ≈ %d tokens; %d tool schemas (%s) %d bytes ≈ %d tokens; total %d bytes ≈ %d tokens",
 		len(system), prompts.EstimateTokens(system), len(names), strings.Join(names, ", "), len(js),
 		prompts.EstimateTokens(js), total, prompts.EstimateTokens(system+js))
-	assert.LessOrEqual(t, total, 7000, "system prompt + tool schemas of decode run, in bytes")
+	assert.LessOrEqual(t, total, 4500, "system prompt + tool schemas of decode run, in bytes")
+	assert.GreaterOrEqual(t, len(names), 8, "the budget holds while offering at least 8 tools")
 }
 
 func TestSystemPromptFlagsAndMemory(t *testing.T) {

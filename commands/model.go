@@ -171,11 +171,11 @@ func (f *Factory) baseURL(p provider, pc ProviderConfig) (string, string) {
 func (mc modelChoice) build(ctx context.Context) (llm.Model, error) {
 	switch mc.p.name {
 	case "anthropic":
-		return anthropic.New(anthropic.Config{APIKey: mc.key, BaseURL: mc.base, Model: mc.model})
+		return anthropic.New(anthropic.Config{APIKey: mc.key, BaseURL: mc.base, Model: mc.model, HTTPClient: llm.HTTPClient()})
 	case "gemini":
-		return gemini.New(ctx, gemini.Config{APIKey: mc.key, BaseURL: mc.base, Model: mc.model})
+		return gemini.New(ctx, gemini.Config{APIKey: mc.key, BaseURL: mc.base, Model: mc.model, HTTPClient: llm.HTTPClient()})
 	default:
-		return openai.New(openai.Config{APIKey: mc.key, BaseURL: mc.base, Model: mc.model, Provider: mc.p.name})
+		return openai.New(openai.Config{APIKey: mc.key, BaseURL: mc.base, Model: mc.model, Provider: mc.p.name, HTTPClient: llm.HTTPClient()})
 	}
 }
 

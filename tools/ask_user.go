@@ -23,7 +23,7 @@ type Wait struct {
 type Asker func(ctx context.Context, question string) (string, error)
 
 type askUserArgs struct {
-	Question string `json:"question" desc:"the question, complete enough to answer without context"`
+	Question string `json:"question"`
 }
 
 // AskUser is the ask_user tool. With an Asker it asks at the terminal;

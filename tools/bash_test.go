@@ -58,7 +58,7 @@ func TestBashSpec(t *testing.T) {
 	spec := b.Spec()
 	assert.Equal(t, "bash", spec.Name)
 	assert.False(t, b.ReadOnly())
-	assert.Contains(t, spec.Description, "working directory")
+	assert.Contains(t, spec.Description, "directory persists", "the model learns that cd sticks")
 	var schema map[string]any
 	require.NoError(t, json.Unmarshal(spec.Schema, &schema), "the schema is JSON")
 	assert.Equal(t, []any{"command"}, schema["required"])

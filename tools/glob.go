@@ -23,7 +23,7 @@ const globMax = 200
 
 type globArgs struct {
 	Pattern string `json:"pattern"`
-	Path    string `json:"path,omitempty" desc:"directory (default: root)"`
+	Path    string `json:"path,omitempty"`
 }
 
 type globTool struct{ ws *Workspace }

@@ -30,11 +30,11 @@ const (
 
 type grepArgs struct {
 	Pattern         string `json:"pattern"`
-	Path            string `json:"path,omitempty" desc:"file or directory (default: root)"`
-	Include         string `json:"include,omitempty" desc:"file glob, e.g. *.go"`
-	Context         int    `json:"context,omitempty" desc:"lines around matches"`
+	Path            string `json:"path,omitempty"`
+	Include         string `json:"include,omitempty" desc:"file glob"`
+	Context         int    `json:"context,omitempty"`
 	CaseInsensitive bool   `json:"case_insensitive,omitempty"`
-	FilesOnly       bool   `json:"files_only,omitempty" desc:"list files, not lines"`
+	FilesOnly       bool   `json:"files_only,omitempty"`
 }
 
 type grepTool struct{ ws *Workspace }

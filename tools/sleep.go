@@ -19,8 +19,8 @@ const MaxHeadlessSleep = 5 * time.Second
 const maxSleep = 31 * 24 * time.Hour
 
 type sleepArgs struct {
-	Seconds float64 `json:"seconds" desc:"how long to wait, in seconds"`
-	Reason  string  `json:"reason,omitempty" desc:"what the wait is for, shown to the user"`
+	Seconds float64 `json:"seconds"`
+	Reason  string  `json:"reason,omitempty"`
 }
 
 // Sleep is the sleep tool.

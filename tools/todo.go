@@ -18,12 +18,12 @@ const (
 )
 
 type todoItem struct {
-	Content string `json:"content" desc:"the task, one line"`
-	Status  string `json:"status" desc:"pending, in_progress or done"`
+	Content string `json:"content"`
+	Status  string `json:"status"`
 }
 
 type todoArgs struct {
-	Todos []todoItem `json:"todos" desc:"the whole list, in order"`
+	Todos []todoItem `json:"todos"`
 }
 
 // NewTodo returns the todo tool. The list lives in the session: every call

@@ -47,8 +47,8 @@ type WebFetchOptions struct {
 }
 
 type webFetchArgs struct {
-	URL    string `json:"url" desc:"an http or https URL"`
-	Offset int    `json:"offset,omitempty" desc:"byte offset in the converted text, to read on past a cut"`
+	URL    string `json:"url"`
+	Offset int    `json:"offset,omitempty"`
 }
 
 // WebFetch is the web_fetch tool.
