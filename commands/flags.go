@@ -4,6 +4,8 @@ import (
 	"strings"
 	"time"
 
+	"decode/session"
+
 	"github.com/urfave/cli/v2"
 )
 
@@ -26,6 +28,9 @@ type AgentOptions struct {
 	// Session, when set, continues that session (resume) instead of
 	// starting a new one.
 	Session string
+	// Opened is Session already loaded by the command, so that a long
+	// session is not read twice.
+	Opened *session.Session
 	// JSON prints JSONL events on stdout instead of text.
 	JSON bool
 	// SchemaFile is a JSON Schema the final answer must satisfy.

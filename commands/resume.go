@@ -87,7 +87,7 @@ func resumeRun(ctx context.Context, ro *ResumeOptions) error {
 		return usageErrorf("session %s has nothing to continue (its last turn is complete); give the next prompt: decode resume %s \"PROMPT\"", id, id)
 	}
 	continueAs(o, es)
-	o.Session = id
+	o.Session, o.Opened = id, s
 	return runAgentWith(ctx, o, &driver{noPrompt: true,
 		turns: func(ctx context.Context, opts agent.Options, _ string) (agent.Outcome, error) {
 			return agent.Run(ctx, opts, prompt)

@@ -225,20 +225,22 @@ func (f *Factory) openLog(ctx context.Context, o *AgentOptions, cfg Config) (age
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := session.OpenStore(dir, session.Env{Getenv: f.Getenv, Home: f.home()})
-	if err != nil {
-		return nil, nil, fmt.Errorf("open session store: %w", err)
+	s := o.Opened
+	if s == nil || s.ID() != o.Session {
+		st, err := session.OpenStore(dir, session.Env{Getenv: f.Getenv, Home: f.home()})
+		if err != nil {
+			return nil, nil, fmt.Errorf("open session store: %w", err)
+		}
+		if o.Session != "" {
+			s, err = st.Open(ctx, o.Session)
+		} else {
+			s, err = st.Create(ctx)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
 	}
-	st.SetRedactor(redactValues(f.Getenv, f.secretNames(cfg)))
-	var s *session.Session
-	if o.Session != "" {
-		s, err = st.Open(ctx, o.Session)
-	} else {
-		s, err = st.Create(ctx)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
+	s.Store().SetRedactor(redactValues(f.Getenv, f.secretNames(cfg)))
 	if err := s.Lock(); err != nil {
 		return nil, nil, fmt.Errorf("session %s is being written by another decode process (%w); send it a message with decode steer %s, or branch it with decode fork %s", s.ID(), err, s.ID(), s.ID())
 	}

@@ -104,7 +104,7 @@ func info(db *objectDB, id string, h plumbing.Hash) (Info, error) {
 func (s *Session) Info() Info {
 	info := Info{
 		ID:      s.id,
-		Model:   s.meta.model,
+		Model:   s.meta.modelName(),
 		Title:   s.meta.title,
 		Status:  s.meta.status,
 		Entries: s.meta.entries,

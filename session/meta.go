@@ -35,6 +35,24 @@ type meta struct {
 	model   string
 	title   string
 	status  string
+	// modelData is the data of the last assistant entry, decoded only when
+	// the model is asked for: decoding every response of a long session
+	// while loading it was a third of the time `decode resume` took.
+	modelData json.RawMessage
+}
+
+// modelName returns the model that answered last (or the session's model).
+func (m *meta) modelName() string {
+	if m.modelData != nil {
+		var d struct {
+			Model string `json:"model"`
+		}
+		if json.Unmarshal(m.modelData, &d) == nil && d.Model != "" {
+			m.model = oneLine(d.Model, 200)
+		}
+		m.modelData = nil
+	}
+	return m.model
 }
 
 // observe folds one entry into the summary.
@@ -53,13 +71,11 @@ func (m *meta) observe(e Entry) {
 				m.title = oneLine(d.Text, maxTitle)
 			}
 		}
-	case TypeStart, TypeAssistant:
-		var d struct {
-			Model string `json:"model"`
-		}
-		if json.Unmarshal(e.Data, &d) == nil && d.Model != "" {
-			m.model = oneLine(d.Model, 200)
-		}
+	case TypeStart:
+		m.modelData = e.Data
+		m.modelName()
+	case TypeAssistant:
+		m.modelData = e.Data
 	case TypeApprovalReq:
 		m.status = StatusPaused
 	case TypeFork:
@@ -81,7 +97,7 @@ func (m meta) trailers() string {
 		}
 	}
 	add(trailerEntries, strconv.Itoa(m.entries))
-	add(trailerModel, m.model)
+	add(trailerModel, m.modelName())
 	add(trailerTitle, m.title)
 	add(trailerStatus, m.status)
 	add(trailerTurns, strconv.Itoa(m.turns))

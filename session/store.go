@@ -83,6 +83,9 @@ func (s *Store) GitDir() string { return s.gitDir }
 // applied to every line after the built-in one. It sees the encoded JSON line.
 func (s *Store) SetRedactor(f func([]byte) []byte) { s.redactor = f }
 
+// Store returns the store the session belongs to.
+func (s *Session) Store() *Store { return s.store }
+
 // SetClock replaces the clock used for entry timestamps, commit times and
 // new ids (tests use it for stable output).
 func (s *Store) SetClock(now func() time.Time) { s.now = now }
