@@ -8,7 +8,6 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"iter"
 	"net/http"
 	"strings"
@@ -97,20 +96,20 @@ func (m *Model) Name() string { return provider + ":" + m.model }
 // exactly one EventDone or EventError, unless the consumer stops early.
 func (m *Model) Stream(ctx context.Context, req llm.Request) iter.Seq[llm.Event] {
 	return func(yield func(llm.Event) bool) {
-		e := &emitter{yield: yield}
-		defer e.recoverPanic()
+		e := llm.NewEmitter(provider, yield)
+		defer e.Recover()
 		resp, err := m.stream(ctx, req, e)
 		switch {
 		case err != nil:
-			e.send(llm.Event{Kind: llm.EventError, Err: err})
+			e.Send(llm.Event{Kind: llm.EventError, Err: err})
 		case resp != nil:
-			e.send(llm.Event{Kind: llm.EventDone, Response: resp})
+			e.Send(llm.Event{Kind: llm.EventDone, Response: resp})
 		}
 	}
 }
 
 // stream runs the request. It returns (nil, nil) when the consumer stopped.
-func (m *Model) stream(ctx context.Context, req llm.Request, e *emitter) (*llm.Response, error) {
+func (m *Model) stream(ctx context.Context, req llm.Request, e *llm.Emitter) (*llm.Response, error) {
 	params, err := m.params(req)
 	if err != nil {
 		return nil, err
@@ -123,7 +122,7 @@ func (m *Model) stream(ctx context.Context, req llm.Request, e *emitter) (*llm.R
 		if err != nil {
 			return nil, &llm.Error{Kind: llm.ErrMalformed, Provider: provider, Msg: "bad event sequence", Err: err}
 		}
-		if ok && !e.send(ev) {
+		if ok && !e.Send(ev) {
 			return nil, nil
 		}
 	}
@@ -254,42 +253,4 @@ func stopReason(r sdk.StopReason, calls bool) llm.StopReason {
 		return llm.StopToolUse
 	}
 	return llm.StopEnd
-}
-
-// emitter guards the consumer's yield: nothing is sent after the consumer
-// stopped or after the final event, and a panic is told apart by where it
-// came from.
-type emitter struct {
-	yield   func(llm.Event) bool
-	stopped bool
-	inYield bool
-}
-
-func (e *emitter) send(ev llm.Event) bool {
-	if e.stopped {
-		return false
-	}
-	e.inYield = true
-	ok := e.yield(ev)
-	e.inYield = false
-	if !ok || ev.Kind == llm.EventDone || ev.Kind == llm.EventError {
-		e.stopped = true
-	}
-	return ok
-}
-
-// recoverPanic turns a panic of the adapter or the SDK into an EventError,
-// so a model's stream never panics out. A panic of the consumer's own loop
-// body is not ours to hide and goes on.
-func (e *emitter) recoverPanic() {
-	r := recover()
-	if r == nil {
-		return
-	}
-	if e.inYield {
-		panic(r)
-	}
-	e.send(llm.Event{Kind: llm.EventError, Err: &llm.Error{
-		Kind: llm.ErrMalformed, Provider: provider, Msg: fmt.Sprintf("adapter panic: %v", r),
-	}})
 }

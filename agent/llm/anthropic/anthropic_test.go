@@ -457,20 +457,6 @@ func TestCancelledContext(t *testing.T) {
 	assert.Nil(t, llm.AsError(end.Err), "cancellation is not a provider fault to retry")
 }
 
-func TestRetryAfterForms(t *testing.T) {
-	h := http.Header{}
-	assert.Zero(t, retryAfter(h))
-	h.Set("Retry-After", "2.5")
-	assert.Equal(t, 2500*time.Millisecond, retryAfter(h))
-	h.Set("Retry-After-Ms", "120")
-	assert.Equal(t, 120*time.Millisecond, retryAfter(h))
-	h = http.Header{}
-	h.Set("Retry-After", time.Now().Add(time.Hour).UTC().Format(http.TimeFormat))
-	assert.Greater(t, retryAfter(h), 50*time.Minute)
-	h.Set("Retry-After", "soon")
-	assert.Zero(t, retryAfter(h))
-}
-
 func TestConnectionRefused(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL
@@ -483,22 +469,4 @@ func TestConnectionRefused(t *testing.T) {
 	require.NotNil(t, e, "an *llm.Error: %v", end.Err)
 	assert.Equal(t, llm.ErrNetwork, e.Kind)
 	assert.True(t, e.Retryable())
-}
-
-func TestEmitterPanics(t *testing.T) {
-	var got []llm.Event
-	func() {
-		e := &emitter{yield: func(ev llm.Event) bool { got = append(got, ev); return true }}
-		defer e.recoverPanic()
-		panic("adapter bug")
-	}()
-	require.Len(t, got, 1, "an adapter panic becomes one error event")
-	assert.Equal(t, llm.EventError, got[0].Kind)
-	assert.Equal(t, llm.ErrMalformed, llm.AsError(got[0].Err).Kind)
-
-	assert.PanicsWithValue(t, "consumer bug", func() {
-		e := &emitter{yield: func(llm.Event) bool { panic("consumer bug") }}
-		defer e.recoverPanic()
-		e.send(llm.Event{Kind: llm.EventText, Text: "x"})
-	}, "a panic of the consumer's loop body is not swallowed")
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -57,7 +56,7 @@ func apiError(e *sdk.Error) *llm.Error {
 		out.Kind = llm.ErrQuota
 	}
 	if e.Response != nil {
-		out.RetryAfter = retryAfter(e.Response.Header)
+		out.RetryAfter = llm.RetryAfter(e.Response.Header, time.Now())
 	}
 	return out
 }
@@ -104,28 +103,4 @@ func isNetwork(err error) bool {
 		errors.Is(err, syscall.ECONNRESET) ||
 		errors.Is(err, syscall.ECONNREFUSED) ||
 		errors.Is(err, syscall.EPIPE)
-}
-
-// retryAfter reads the delay a response asks for: retry-after-ms, or
-// Retry-After in seconds or as an HTTP date.
-func retryAfter(h http.Header) time.Duration {
-	if ms, err := strconv.ParseFloat(h.Get("Retry-After-Ms"), 64); err == nil && ms > 0 {
-		return time.Duration(ms * float64(time.Millisecond))
-	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s <= 0 {
-			return 0
-		}
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := time.Until(t); d > 0 {
-			return d
-		}
-	}
-	return 0
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -65,7 +64,7 @@ func apiError(e genai.APIError, h http.Header) *llm.Error {
 	case e.Code == 503 && strings.Contains(msg, "overloaded"):
 		out.Kind = llm.ErrOverloaded
 	}
-	out.RetryAfter = retryAfter(h)
+	out.RetryAfter = llm.RetryAfter(h, time.Now())
 	if out.RetryAfter == 0 {
 		out.RetryAfter = retryDelay(e)
 	}
@@ -128,24 +127,4 @@ func isNetwork(err error) bool {
 		errors.Is(err, syscall.ECONNRESET) ||
 		errors.Is(err, syscall.ECONNREFUSED) ||
 		errors.Is(err, syscall.EPIPE)
-}
-
-// retryAfter reads the Retry-After header, in seconds or as an HTTP date.
-func retryAfter(h http.Header) time.Duration {
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s <= 0 {
-			return 0
-		}
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := time.Until(t); d > 0 {
-			return d
-		}
-	}
-	return 0
 }

@@ -80,20 +80,20 @@ func (m *Model) Name() string { return provider + ":" + m.model }
 // exactly one EventDone or EventError, unless the consumer stops early.
 func (m *Model) Stream(ctx context.Context, req llm.Request) iter.Seq[llm.Event] {
 	return func(yield func(llm.Event) bool) {
-		e := &emitter{yield: yield}
-		defer e.recoverPanic()
+		e := llm.NewEmitter(provider, yield)
+		defer e.Recover()
 		resp, err := m.stream(ctx, req, e)
 		switch {
 		case err != nil:
-			e.send(llm.Event{Kind: llm.EventError, Err: err})
+			e.Send(llm.Event{Kind: llm.EventError, Err: err})
 		case resp != nil:
-			e.send(llm.Event{Kind: llm.EventDone, Response: resp})
+			e.Send(llm.Event{Kind: llm.EventDone, Response: resp})
 		}
 	}
 }
 
 // stream runs the request. It returns (nil, nil) when the consumer stopped.
-func (m *Model) stream(ctx context.Context, req llm.Request, e *emitter) (*llm.Response, error) {
+func (m *Model) stream(ctx context.Context, req llm.Request, e *llm.Emitter) (*llm.Response, error) {
 	contents, err := buildContents(req.Messages)
 	if err != nil {
 		return nil, err
@@ -127,7 +127,7 @@ func (m *Model) stream(ctx context.Context, req llm.Request, e *emitter) (*llm.R
 
 // turn accumulates one streamed response.
 type turn struct {
-	e      *emitter
+	e      *llm.Emitter
 	parts  []*genai.Part
 	calls  []llm.ToolCall
 	text   strings.Builder
@@ -178,14 +178,14 @@ func (t *turn) part(p *genai.Part) bool {
 	case p.FunctionCall != nil:
 		call := t.call(p.FunctionCall)
 		t.calls = append(t.calls, call)
-		return t.e.send(llm.Event{Kind: llm.EventToolCall, Call: &call})
+		return t.e.Send(llm.Event{Kind: llm.EventToolCall, Call: &call})
 	case p.Text == "":
 		return true
 	case p.Thought:
-		return t.e.send(llm.Event{Kind: llm.EventThinking, Text: p.Text})
+		return t.e.Send(llm.Event{Kind: llm.EventThinking, Text: p.Text})
 	default:
 		t.text.WriteString(p.Text)
-		return t.e.send(llm.Event{Kind: llm.EventText, Text: p.Text})
+		return t.e.Send(llm.Event{Kind: llm.EventText, Text: p.Text})
 	}
 }
 
@@ -293,42 +293,4 @@ func (t *turn) stopReason() (llm.StopReason, error) {
 		return "", &llm.Error{Kind: llm.ErrBadRequest, Provider: provider,
 			Msg: strings.TrimSpace(fmt.Sprintf("response blocked: %s %s", t.finish, t.msg))}
 	}
-}
-
-// emitter guards the consumer's yield: nothing is sent after the consumer
-// stopped or after the final event, and a panic is told apart by where it
-// came from.
-type emitter struct {
-	yield   func(llm.Event) bool
-	stopped bool
-	inYield bool
-}
-
-func (e *emitter) send(ev llm.Event) bool {
-	if e.stopped {
-		return false
-	}
-	e.inYield = true
-	ok := e.yield(ev)
-	e.inYield = false
-	if !ok || ev.Kind == llm.EventDone || ev.Kind == llm.EventError {
-		e.stopped = true
-	}
-	return ok
-}
-
-// recoverPanic turns a panic of the adapter or the SDK into an EventError,
-// so a model's stream never panics out. A panic of the consumer's own loop
-// body is not ours to hide and goes on.
-func (e *emitter) recoverPanic() {
-	r := recover()
-	if r == nil {
-		return
-	}
-	if e.inYield {
-		panic(r)
-	}
-	e.send(llm.Event{Kind: llm.EventError, Err: &llm.Error{
-		Kind: llm.ErrMalformed, Provider: provider, Msg: fmt.Sprintf("adapter panic: %v", r),
-	}})
 }

@@ -510,21 +510,3 @@ func TestConnectionRefused(t *testing.T) {
 	assert.Equal(t, llm.ErrNetwork, e.Kind)
 	assert.True(t, e.Retryable())
 }
-
-func TestEmitterPanics(t *testing.T) {
-	var got []llm.Event
-	func() {
-		e := &emitter{yield: func(ev llm.Event) bool { got = append(got, ev); return true }}
-		defer e.recoverPanic()
-		panic("adapter bug")
-	}()
-	require.Len(t, got, 1, "an adapter panic becomes one error event")
-	assert.Equal(t, llm.EventError, got[0].Kind)
-	assert.Equal(t, llm.ErrMalformed, llm.AsError(got[0].Err).Kind)
-
-	assert.PanicsWithValue(t, "consumer bug", func() {
-		e := &emitter{yield: func(llm.Event) bool { panic("consumer bug") }}
-		defer e.recoverPanic()
-		e.send(llm.Event{Kind: llm.EventText, Text: "x"})
-	}, "a panic of the consumer's loop body is not swallowed")
-}

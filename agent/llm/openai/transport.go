@@ -3,9 +3,9 @@ package openai
 import (
 	"bufio"
 	"bytes"
+	"decode/agent/llm"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -40,37 +40,12 @@ func (d *callDoer) Do(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// retryAfter returns the delay the last response asked for, or 0. It reads
-// retry-after-ms (sent by OpenAI) and Retry-After in seconds or as an HTTP
-// date.
+// retryAfter returns the delay the last response asked for, or 0.
 func (d *callDoer) retryAfter(now time.Time) time.Duration {
 	if d.header == nil {
 		return 0
 	}
-	if ms := d.header.Get("Retry-After-Ms"); ms != "" {
-		if n, err := strconv.ParseFloat(ms, 64); err == nil && n > 0 {
-			return time.Duration(n * float64(time.Millisecond))
-		}
-	}
-	return parseRetryAfter(d.header.Get("Retry-After"), now)
-}
-
-// parseRetryAfter reads a Retry-After value: delay-seconds or an HTTP date.
-func parseRetryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	if n, err := strconv.ParseFloat(v, 64); err == nil {
-		if n <= 0 {
-			return 0
-		}
-		return time.Duration(n * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
+	return llm.RetryAfter(d.header, now)
 }
 
 // commentFilter passes an SSE body through without its comment lines (lines

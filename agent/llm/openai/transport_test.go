@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -46,22 +45,5 @@ func TestCommentFilter(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestParseRetryAfter(t *testing.T) {
-	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	tests := map[string]time.Duration{
-		"2":                             2 * time.Second,
-		" 0.5 ":                         500 * time.Millisecond,
-		"0":                             0,
-		"-3":                            0,
-		"":                              0,
-		"soon":                          0,
-		"Mon, 30 Nov 2026 12:00:42 GMT": 42 * time.Second,
-		"Mon, 30 Nov 2026 11:00:00 GMT": 0, // in the past
-	}
-	for in, want := range tests {
-		assert.Equal(t, want, parseRetryAfter(in, now), "Retry-After %q", in)
 	}
 }
