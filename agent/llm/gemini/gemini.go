@@ -94,7 +94,11 @@ func (m *Model) Stream(ctx context.Context, req llm.Request) iter.Seq[llm.Event]
 
 // stream runs the request. It returns (nil, nil) when the consumer stopped.
 func (m *Model) stream(ctx context.Context, req llm.Request, e *llm.Emitter) (*llm.Response, error) {
-	contents, err := buildContents(req.Messages)
+	var foreign []byte
+	if gemini3(m.model) {
+		foreign = []byte("skip_thought_signature_validator")
+	}
+	contents, err := buildContents(req.Messages, foreign)
 	if err != nil {
 		return nil, err
 	}

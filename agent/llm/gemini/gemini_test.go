@@ -3,6 +3,7 @@ package gemini
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -320,6 +321,29 @@ func TestNeutralHistoryFromOtherProvider(t *testing.T) {
 			{"functionResponse":{"name":"edit","response":{"error":"invalid arguments"}}}
 		]}
 	]`, jsonOf(t, f.requests()[0].body["contents"]))
+}
+
+func TestForeignHistoryOnGemini3CarriesTheDocumentedSignature(t *testing.T) {
+	req := llm.Request{Messages: []llm.Message{
+		{Role: llm.RoleUser, Text: "fix it"},
+		{Role: llm.RoleAssistant, Calls: []llm.ToolCall{
+			{ID: "call_1", Name: "read", Args: json.RawMessage(`{"path":"a.go"}`)},
+			{ID: "call_2", Name: "read", Args: json.RawMessage(`{"path":"b.go"}`)},
+		}},
+		{Role: llm.RoleTool, Results: []llm.ToolResult{{CallID: "call_1", Content: "a"}, {CallID: "call_2", Content: "b"}}},
+	}}
+	sig := base64.StdEncoding.EncodeToString([]byte("skip_thought_signature_validator"))
+	f := newFakeAPI(t, reply{file: "text.sse"})
+	require.Equal(t, llm.EventDone, last(t, events(f.model(t, "gemini-3-pro-preview"), req)).Kind)
+	contents := f.requests()[0].body["contents"].([]any)
+	assert.JSONEq(t, `{"role":"model","parts":[
+		{"functionCall":{"name":"read","args":{"path":"a.go"}},"thoughtSignature":"`+sig+`"},
+		{"functionCall":{"name":"read","args":{"path":"b.go"}}}
+	]}`, jsonOf(t, contents[1]), "only the first call of a turn carries a signature, as Gemini's own do")
+
+	f = newFakeAPI(t, reply{file: "text.sse"})
+	require.Equal(t, llm.EventDone, last(t, events(f.model(t, "gemini-2.5-flash"), req)).Kind)
+	assert.NotContains(t, jsonOf(t, f.requests()[0].body["contents"]), "thoughtSignature", "Gemini 2.5 does not validate signatures: none is invented")
 }
 
 func TestMaxTokens(t *testing.T) {

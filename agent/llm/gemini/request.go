@@ -53,7 +53,11 @@ func (m *Model) config(req llm.Request) *genai.GenerateContentConfig {
 // (400 "Function calling with a response mime type: 'application/json' is
 // unsupported"); for those the prompt's instruction and decode's validation
 // carry the schema alone.
-func toolsWithJSON(model string) bool {
+func toolsWithJSON(model string) bool { return gemini3(model) }
+
+// gemini3 reports whether model is of Gemini 3 or later, which accept a
+// response schema together with tools and validate thought signatures.
+func gemini3(model string) bool {
 	for _, old := range []string{"gemini-1", "gemini-2", "gemma-"} {
 		if strings.HasPrefix(model, old) {
 			return false
@@ -88,14 +92,19 @@ type callRef struct {
 
 // buildContents converts the conversation. The function responses to one
 // model turn go in one user Content, in the order of the results.
-func buildContents(msgs []llm.Message) ([]*genai.Content, error) {
+//
+// foreignSignature, when set, is put on the first function call of each
+// model turn that another provider wrote (a session resumed with -m on
+// another model): Gemini 3 rejects a call without a thought signature, and
+// Google documents this value for history it did not produce.
+func buildContents(msgs []llm.Message, foreignSignature []byte) ([]*genai.Content, error) {
 	out := make([]*genai.Content, 0, len(msgs))
 	var refs map[string]callRef // the calls of the last model turn, by neutral id
 	for i, msg := range msgs {
 		var c *genai.Content
 		switch msg.Role {
 		case llm.RoleAssistant:
-			c, refs = modelContent(msg)
+			c, refs = modelContent(msg, foreignSignature)
 		case llm.RoleUser, llm.RoleTool:
 			c = userContent(msg, refs)
 		default:
@@ -112,7 +121,7 @@ func buildContents(msgs []llm.Message) ([]*genai.Content, error) {
 // modelContent replays this adapter's own parts exactly (thought
 // signatures must come back unchanged) or builds parts from the neutral
 // fields, and returns the turn's calls for the responses that follow.
-func modelContent(msg llm.Message) (*genai.Content, map[string]callRef) {
+func modelContent(msg llm.Message, foreignSignature []byte) (*genai.Content, map[string]callRef) {
 	refs := make(map[string]callRef, len(msg.Calls))
 	if msg.Native != nil && msg.Native.Provider == provider {
 		var parts []*genai.Part
@@ -136,9 +145,13 @@ func modelContent(msg llm.Message) (*genai.Content, map[string]callRef) {
 	if msg.Text != "" {
 		parts = append(parts, &genai.Part{Text: msg.Text})
 	}
-	for _, c := range msg.Calls {
+	for i, c := range msg.Calls {
 		// Ids of other providers mean nothing to Gemini and are not sent.
-		parts = append(parts, &genai.Part{FunctionCall: &genai.FunctionCall{Name: c.Name, Args: argsMap(c.Args)}})
+		p := &genai.Part{FunctionCall: &genai.FunctionCall{Name: c.Name, Args: argsMap(c.Args)}}
+		if i == 0 {
+			p.ThoughtSignature = foreignSignature
+		}
+		parts = append(parts, p)
 		refs[c.ID] = callRef{name: c.Name}
 	}
 	return &genai.Content{Role: genai.RoleModel, Parts: parts}, refs
