@@ -31,3 +31,20 @@ func TestExitCode(t *testing.T) {
 		assert.Equal(t, c.want, ExitCode(c.err), "exit code for %v", c.err)
 	}
 }
+
+func TestErrorLineSaysWhatToDo(t *testing.T) {
+	cases := map[llm.ErrorKind]string{
+		llm.ErrAuth:      "check the API key",
+		llm.ErrQuota:     "billing",
+		llm.ErrRateLimit: "try again later",
+		llm.ErrTruncated: "decode resume continues",
+		llm.ErrMalformed: "could not read",
+		llm.ErrNotFound:  "decode models",
+	}
+	for kind, want := range cases {
+		line := errorLine(fmt.Errorf("run: %w", &llm.Error{Kind: kind, Provider: "openai", Msg: "boom\nsecond line"}))
+		assert.Contains(t, line, want, "hint for %s", kind)
+		assert.NotContains(t, line, "\n", "one line for %s", kind)
+	}
+	assert.Equal(t, "plain failure", errorLine(errors.New("plain failure")), "other errors are left as they are")
+}

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"decode/agent/llm"
 )
 
 // Main runs decode with args (os.Args) and returns the exit code.
@@ -84,7 +86,30 @@ func errorLine(err error) string {
 	if errors.Is(err, context.Canceled) {
 		return "interrupted; the session is saved (decode resume continues it)"
 	}
-	return strings.ReplaceAll(err.Error(), "\n", " ")
+	line := strings.ReplaceAll(err.Error(), "\n", " ")
+	if e := llm.AsError(err); e != nil {
+		if hint := providerHint(e.Kind); hint != "" && !strings.Contains(line, hint) {
+			line += " — " + hint
+		}
+	}
+	return line
+}
+
+// providerHint says what to do about a provider failure.
+func providerHint(k llm.ErrorKind) string {
+	switch k {
+	case llm.ErrAuth:
+		return "check the API key (decode doctor shows which are set)"
+	case llm.ErrQuota:
+		return "check the account's plan and billing, or use another model with -m"
+	case llm.ErrRateLimit, llm.ErrOverloaded, llm.ErrServer, llm.ErrNetwork, llm.ErrTruncated:
+		return "try again later, or use another model with -m; decode resume continues the session"
+	case llm.ErrMalformed:
+		return "the provider sent data decode could not read; try again, or another model with -m"
+	case llm.ErrNotFound:
+		return "check the model name and base URL (decode models lists known models)"
+	}
+	return ""
 }
 
 // permuteArgs moves flags that follow positional arguments in front of them,
