@@ -86,13 +86,9 @@ func decideCmd(f *Factory, runF func(*cli.Context, *DecideOptions) error, decisi
 }
 
 func decideRun(c *cli.Context, o *DecideOptions) error {
-	dir, err := o.F.workDir(o.Dir)
+	st, err := openStore(o.F, o.Dir)
 	if err != nil {
 		return err
-	}
-	st, err := session.OpenStore(dir, session.Env{Getenv: o.F.Getenv, Home: o.F.home()})
-	if err != nil {
-		return fmt.Errorf("open session store: %w", err)
 	}
 	s, err := st.Open(c.Context, o.Session)
 	if err != nil {

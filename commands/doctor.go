@@ -13,8 +13,6 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
-
-	"decode/session"
 )
 
 // DoctorOptions are the inputs of decode doctor.
@@ -209,7 +207,7 @@ func baseURLCheck(provider, src, raw string) check {
 
 // storeCheck says where sessions go and whether decode can write there.
 func storeCheck(f *Factory, dir string) check {
-	st, err := session.OpenStore(dir, session.Env{Getenv: f.Getenv, Home: f.home()})
+	st, err := f.storeAt(dir)
 	if err != nil {
 		return check{"fail", "session store: " + firstLineOf(err.Error()), "set DECODE_STORE to a writable directory"}
 	}

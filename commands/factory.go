@@ -1,6 +1,8 @@
 package commands
 
 import (
+	"decode/session"
+	"fmt"
 	"os"
 	"path/filepath"
 )
@@ -51,6 +53,24 @@ func (f *Factory) configDir() string {
 		return filepath.Join(x, "decode")
 	}
 	return filepath.Join(f.home(), ".config", "decode")
+}
+
+// openStore opens the session store of the directory -C names.
+func openStore(f *Factory, dirFlag string) (*session.Store, error) {
+	dir, err := f.workDir(dirFlag)
+	if err != nil {
+		return nil, err
+	}
+	return f.storeAt(dir)
+}
+
+// storeAt opens the session store for the working directory dir.
+func (f *Factory) storeAt(dir string) (*session.Store, error) {
+	st, err := session.OpenStore(dir, session.Env{Getenv: f.Getenv, Home: f.home()})
+	if err != nil {
+		return nil, fmt.Errorf("open session store: %w", err)
+	}
+	return st, nil
 }
 
 // workDir resolves -C against the starting directory.

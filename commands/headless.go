@@ -31,11 +31,7 @@ func (f *Factory) wireHeadless(opts *agent.Options, o *AgentOptions, cfg Config,
 		opts.Stop = f.SoftStop()
 	}
 	if sess != nil {
-		st, err := session.OpenStore(dir, session.Env{Getenv: f.Getenv, Home: f.home()})
-		if err != nil {
-			return fmt.Errorf("open session store: %w", err)
-		}
-		q := steerQueue{dir: queueDir(st.GitDir(), sess.ID()), warn: warn}
+		q := steerQueue{dir: queueDir(sess.Store().GitDir(), sess.ID()), warn: warn}
 		opts.Steer = func() []string { return q.take(false) }
 		opts.FollowUp = func() []string { return q.take(true) }
 	}

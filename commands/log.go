@@ -102,13 +102,9 @@ func (o *LogOptions) validate() error {
 }
 
 func logRun(ctx context.Context, o *LogOptions) error {
-	dir, err := o.F.workDir(o.Dir)
+	st, err := openStore(o.F, o.Dir)
 	if err != nil {
 		return err
-	}
-	st, err := session.OpenStore(dir, session.Env{Getenv: o.F.Getenv, Home: o.F.home()})
-	if err != nil {
-		return fmt.Errorf("open session store: %w", err)
 	}
 	out := o.F.IO.Out
 	switch {

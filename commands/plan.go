@@ -238,9 +238,9 @@ func loadPlan(ctx context.Context, o *AgentOptions) (session.PlanData, error) {
 		}
 		return session.PlanData{Steps: steps, From: "file " + path}, nil
 	}
-	st, err := session.OpenStore(dir, session.Env{Getenv: o.F.Getenv, Home: o.F.home()})
+	st, err := o.F.storeAt(dir)
 	if err != nil {
-		return session.PlanData{}, fmt.Errorf("open session store: %w", err)
+		return session.PlanData{}, err
 	}
 	s, err := st.Open(ctx, o.Plan)
 	if err != nil {

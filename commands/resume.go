@@ -94,19 +94,6 @@ func resumeRun(ctx context.Context, ro *ResumeOptions) error {
 		}})
 }
 
-// openStore opens the session store of the directory -C names.
-func openStore(f *Factory, dirFlag string) (*session.Store, error) {
-	dir, err := f.workDir(dirFlag)
-	if err != nil {
-		return nil, err
-	}
-	st, err := session.OpenStore(dir, session.Env{Getenv: f.Getenv, Home: f.home()})
-	if err != nil {
-		return nil, fmt.Errorf("open session store: %w", err)
-	}
-	return st, nil
-}
-
 // resumeTarget works out which session and prompt the arguments mean. The
 // first argument is a session when it names one; when it names none and
 // does not look like a session reference (prose, not an id), all the

@@ -227,9 +227,9 @@ func (f *Factory) openLog(ctx context.Context, o *AgentOptions, cfg Config) (age
 	}
 	s := o.Opened
 	if s == nil || s.ID() != o.Session {
-		st, err := session.OpenStore(dir, session.Env{Getenv: f.Getenv, Home: f.home()})
+		st, err := f.storeAt(dir)
 		if err != nil {
-			return nil, nil, fmt.Errorf("open session store: %w", err)
+			return nil, nil, err
 		}
 		if o.Session != "" {
 			s, err = st.Open(ctx, o.Session)

@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
-
-	"decode/session"
 )
 
 // SteerOptions are the inputs of `decode steer`.
@@ -65,13 +63,9 @@ func steerRun(c *cli.Context, o *SteerOptions) error {
 	if err != nil {
 		return usageErrorf("steer: no message: give it as an argument or pipe it on stdin")
 	}
-	dir, err := o.F.workDir(o.Dir)
+	st, err := openStore(o.F, o.Dir)
 	if err != nil {
 		return err
-	}
-	st, err := session.OpenStore(dir, session.Env{Getenv: o.F.Getenv, Home: o.F.home()})
-	if err != nil {
-		return fmt.Errorf("open session store: %w", err)
 	}
 	s, err := st.Open(c.Context, o.Session)
 	if err != nil {

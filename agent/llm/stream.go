@@ -2,6 +2,7 @@ package llm
 
 import (
 	"fmt"
+	"iter"
 	"net/http"
 	"strconv"
 	"strings"
@@ -52,6 +53,24 @@ func (e *Emitter) Recover() {
 	e.Send(Event{Kind: EventError, Err: &Error{
 		Kind: ErrMalformed, Provider: e.provider, Msg: fmt.Sprintf("adapter panic: %v", r),
 	}})
+}
+
+// StreamWith is an adapter's Stream: run sends the request, streams deltas
+// through the Emitter, and returns the response (nil when the consumer
+// stopped) or the error that ended it; the sequence then ends with exactly
+// one EventDone or EventError, and a panic in run becomes an EventError.
+func StreamWith(provider string, run func(*Emitter) (*Response, error)) iter.Seq[Event] {
+	return func(yield func(Event) bool) {
+		e := NewEmitter(provider, yield)
+		defer e.Recover()
+		resp, err := run(e)
+		switch {
+		case err != nil:
+			e.Send(Event{Kind: EventError, Err: err})
+		case resp != nil:
+			e.Send(Event{Kind: EventDone, Response: resp})
+		}
+	}
 }
 
 // RetryAfter reads the delay a response asked for: retry-after-ms (sent by

@@ -61,3 +61,22 @@ func TestRetryAfterForms(t *testing.T) {
 		assert.Zero(t, RetryAfter(h, now), "Retry-After %q", v)
 	}
 }
+
+func TestStreamWithEndsOnce(t *testing.T) {
+	collect := func(seq func(func(Event) bool)) []EventKind {
+		var kinds []EventKind
+		seq(func(ev Event) bool { kinds = append(kinds, ev.Kind); return true })
+		return kinds
+	}
+	done := StreamWith("x", func(e *Emitter) (*Response, error) {
+		e.Send(Event{Kind: EventText, Text: "hi"})
+		return &Response{}, nil
+	})
+	assert.Equal(t, []EventKind{EventText, EventDone}, collect(done))
+	failed := StreamWith("x", func(*Emitter) (*Response, error) { return nil, &Error{Kind: ErrServer} })
+	assert.Equal(t, []EventKind{EventError}, collect(failed))
+	stopped := StreamWith("x", func(*Emitter) (*Response, error) { return nil, nil })
+	assert.Empty(t, collect(stopped), "a consumer that stopped gets nothing more")
+	panicked := StreamWith("x", func(*Emitter) (*Response, error) { panic("boom") })
+	assert.Equal(t, []EventKind{EventError}, collect(panicked))
+}

@@ -95,17 +95,9 @@ func (m *Model) Name() string { return provider + ":" + m.model }
 // Stream sends one request and streams the answer. The sequence ends with
 // exactly one EventDone or EventError, unless the consumer stops early.
 func (m *Model) Stream(ctx context.Context, req llm.Request) iter.Seq[llm.Event] {
-	return func(yield func(llm.Event) bool) {
-		e := llm.NewEmitter(provider, yield)
-		defer e.Recover()
-		resp, err := m.stream(ctx, req, e)
-		switch {
-		case err != nil:
-			e.Send(llm.Event{Kind: llm.EventError, Err: err})
-		case resp != nil:
-			e.Send(llm.Event{Kind: llm.EventDone, Response: resp})
-		}
-	}
+	return llm.StreamWith(provider, func(e *llm.Emitter) (*llm.Response, error) {
+		return m.stream(ctx, req, e)
+	})
 }
 
 // stream runs the request. It returns (nil, nil) when the consumer stopped.

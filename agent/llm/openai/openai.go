@@ -94,72 +94,72 @@ func (m *Model) Name() string { return m.provider + ":" + m.model }
 // the stream with one EventError carrying an *llm.Error, or the context's
 // error when ctx ended.
 func (m *Model) Stream(ctx context.Context, req llm.Request) iter.Seq[llm.Event] {
-	return func(yield func(llm.Event) bool) {
-		// A client per call, so the doer can keep this call's response
-		// headers; building one is a few struct copies.
-		doer := &callDoer{client: m.httpClient}
-		cfg := goopenai.DefaultConfig(m.apiKey)
-		cfg.BaseURL = m.baseURL
-		cfg.HTTPClient = doer
-		client := goopenai.NewClientWithConfig(cfg)
-
-		stream, err := client.CreateChatCompletionStream(ctx, m.buildRequest(req))
-		if err != nil {
-			yield(m.failure(ctx, phaseRequest, err, doer))
-			return
-		}
-		defer stream.Close()
-
-		acc := newAccumulator()
-		for {
-			chunk, err := stream.Recv()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				yield(m.failure(ctx, phaseStream, err, doer))
-				return
-			}
-			thinking, text := acc.add(chunk)
-			if thinking != "" && !yield(llm.Event{Kind: llm.EventThinking, Text: thinking}) {
-				return
-			}
-			if text != "" && !yield(llm.Event{Kind: llm.EventText, Text: text}) {
-				return
-			}
-		}
-		m.finish(ctx, acc, yield)
-	}
+	return llm.StreamWith(m.provider, func(e *llm.Emitter) (*llm.Response, error) {
+		return m.stream(ctx, req, e)
+	})
 }
 
-// finish ends a stream that reached its end: with the tool calls and
-// EventDone when a finish_reason arrived, else as truncated. go-openai
-// reports a body cut off without [DONE] as the same io.EOF as a complete one.
-func (m *Model) finish(ctx context.Context, acc *accumulator, yield func(llm.Event) bool) {
+// stream runs the request. It returns (nil, nil) when the consumer stopped.
+func (m *Model) stream(ctx context.Context, req llm.Request, e *llm.Emitter) (*llm.Response, error) {
+	// A client per call, so the doer can keep this call's response
+	// headers; building one is a few struct copies.
+	doer := &callDoer{client: m.httpClient}
+	cfg := goopenai.DefaultConfig(m.apiKey)
+	cfg.BaseURL = m.baseURL
+	cfg.HTTPClient = doer
+	client := goopenai.NewClientWithConfig(cfg)
+
+	stream, err := client.CreateChatCompletionStream(ctx, m.buildRequest(req))
+	if err != nil {
+		return nil, m.failure(ctx, phaseRequest, err, doer)
+	}
+	defer stream.Close()
+
+	acc := newAccumulator()
+	for {
+		chunk, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, m.failure(ctx, phaseStream, err, doer)
+		}
+		thinking, text := acc.add(chunk)
+		if thinking != "" && !e.Send(llm.Event{Kind: llm.EventThinking, Text: thinking}) {
+			return nil, nil
+		}
+		if text != "" && !e.Send(llm.Event{Kind: llm.EventText, Text: text}) {
+			return nil, nil
+		}
+	}
+	return m.finish(ctx, acc, e)
+}
+
+// finish checks that the stream really ended and yields the tool calls,
+// which are complete only now, before the response.
+func (m *Model) finish(ctx context.Context, acc *accumulator, e *llm.Emitter) (*llm.Response, error) {
 	if err := ctx.Err(); err != nil {
-		yield(llm.Event{Kind: llm.EventError, Err: err})
-		return
+		return nil, err
 	}
 	if acc.finish == "" {
-		yield(llm.Event{Kind: llm.EventError, Err: &llm.Error{
+		return nil, &llm.Error{
 			Kind: llm.ErrTruncated, Provider: m.provider,
 			Msg: "the stream ended without a finish_reason",
-		}})
-		return
+		}
 	}
 	resp := acc.response()
 	for _, c := range resp.Message.Calls {
-		if !yield(llm.Event{Kind: llm.EventToolCall, Call: &c}) {
-			return
+		if !e.Send(llm.Event{Kind: llm.EventToolCall, Call: &c}) {
+			return nil, nil
 		}
 	}
-	yield(llm.Event{Kind: llm.EventDone, Response: &resp})
+	return &resp, nil
 }
 
-// failure is the event that ends a failed stream.
-func (m *Model) failure(ctx context.Context, ph phase, err error, doer *callDoer) llm.Event {
+// failure is the error that ends a failed stream.
+func (m *Model) failure(ctx context.Context, ph phase, err error, doer *callDoer) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
-		return llm.Event{Kind: llm.EventError, Err: ctxErr}
+		return ctxErr
 	}
-	return llm.Event{Kind: llm.EventError, Err: classify(m.provider, ph, err, doer.retryAfter(time.Now()))}
+	return classify(m.provider, ph, err, doer.retryAfter(time.Now()))
 }
