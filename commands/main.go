@@ -67,14 +67,15 @@ Exit codes: 0 done, 1 error, 2 usage, 3 paused, 4 provider, 5 limit,
 			NewCmdCompletion(f, nil),
 			NewCmdDoctor(f, nil),
 			NewCmdTrust(f, nil),
+			NewCmdVersion(f),
 		},
+		Action: rootAction,
 	}
-	app.CommandNotFound = func(c *cli.Context, name string) {}
 	return app
 }
 
-func onUsageError(_ *cli.Context, err error, _ bool) error {
-	return &UsageError{Msg: err.Error() + " (see decode --help)"}
+func onUsageError(c *cli.Context, err error, _ bool) error {
+	return &UsageError{Msg: err.Error() + flagSuggestion(c, err) + " (see decode --help)"}
 }
 
 // errorLine renders an error as one line for stderr.
