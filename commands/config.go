@@ -29,6 +29,34 @@ type Config struct {
 	// Hooks are executables run at the agent loop's events; a repository's
 	// hooks run only once the user trusts it (decode trust).
 	Hooks HooksConfig `toml:"hooks"`
+	// Models holds per-model settings, keyed by the model's name as -m
+	// takes it: [models."ollama:qwen3"].
+	Models map[string]ModelConfig `toml:"models"`
+	// Compaction tunes when and how a long session's context is compacted.
+	Compaction CompactionConfig `toml:"compaction"`
+}
+
+// ModelConfig describes a model the built-in table does not know (a local
+// model), or overrides what it says. It is the one type for every
+// per-model setting.
+type ModelConfig struct {
+	// ContextWindow is the model's context window in tokens.
+	ContextWindow int `toml:"context_window"`
+	// MaxOutput is the longest answer in tokens; 0 means an eighth of the
+	// context window.
+	MaxOutput int `toml:"max_output"`
+}
+
+// CompactionConfig is the [compaction] table.
+type CompactionConfig struct {
+	// Threshold is the share of the usable window (the context window less
+	// the output limit) past which a request first compacts; 0 means 0.85.
+	Threshold float64 `toml:"threshold"`
+	// KeepTokens caps the recent entries kept verbatim; 0 means the smaller
+	// of 20,000 tokens and a quarter of the window.
+	KeepTokens int `toml:"keep_tokens"`
+	// Disabled turns automatic compaction off (decode compact still works).
+	Disabled bool `toml:"disabled"`
 }
 
 // ProviderConfig overrides a provider's endpoint or key source.
@@ -64,6 +92,15 @@ func (f *Factory) loadConfig(repoRoot string) (Config, []string, error) {
 			c.MaxTurns = r.MaxTurns
 		}
 		c.Deny = append(c.Deny, r.Deny...)
+		for name, m := range r.Models {
+			if c.Models == nil {
+				c.Models = map[string]ModelConfig{}
+			}
+			c.Models[name] = m
+		}
+		if r.Compaction != (CompactionConfig{}) {
+			c.Compaction = r.Compaction
+		}
 		c.SecretEnv = append(c.SecretEnv, r.SecretEnv...)
 		switch {
 		case !r.widens():
@@ -85,6 +122,9 @@ func (f *Factory) loadConfig(repoRoot string) (Config, []string, error) {
 			return c, nil, fmt.Errorf("DECODE_MAX_TURNS=%q is not a number", v)
 		}
 		c.MaxTurns = n
+	}
+	if err := checkModels(c); err != nil {
+		return c, nil, err
 	}
 	return c, warnings, nil
 }

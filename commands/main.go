@@ -109,6 +109,8 @@ func providerHint(k llm.ErrorKind) string {
 		return "the provider sent data decode could not read; try again, or another model with -m"
 	case llm.ErrNotFound:
 		return "check the model name and base URL (decode models lists known models)"
+	case llm.ErrContextTooLong:
+		return "the conversation no longer fits the model's context window: shorten it with decode compact SESSION --focus TEXT, or branch it from an earlier entry with decode fork SESSION@N"
 	}
 	return ""
 }

@@ -3,6 +3,7 @@ package llm
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -23,6 +24,9 @@ const (
 	ErrBadRequest ErrorKind = "bad_request" // 4xx other than the above: not retried
 	ErrNotFound   ErrorKind = "not_found"   // unknown model or endpoint: not retried
 	ErrConfig     ErrorKind = "config"      // decode cannot build the client (no key, bad model name)
+	// ErrContextTooLong says the request is longer than the model's context
+	// window. Sending it again cannot help; compacting the context can.
+	ErrContextTooLong ErrorKind = "context_too_long"
 )
 
 // Error is a provider failure.
@@ -66,6 +70,38 @@ func AsError(err error) *Error {
 		return e
 	}
 	return nil
+}
+
+// TooLongText reports whether an error message from a provider, or from
+// an OpenAI-compatible server (vLLM, llama.cpp, LiteLLM, OpenRouter),
+// says the prompt does not fit the model's context window. Adapters use it
+// beside the codes of their own wire format.
+func TooLongText(msg string) bool {
+	m := strings.ToLower(msg)
+	for _, s := range tooLongPhrases {
+		if strings.Contains(m, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// tooLongPhrases are how providers word a context overflow: OpenAI and
+// vLLM ("maximum context length is 128000 tokens"), Anthropic ("prompt is
+// too long: 208310 tokens > 200000 maximum"), Gemini ("The input token
+// count (1196265) exceeds the maximum number of tokens allowed"),
+// llama.cpp ("exceeds the available context size"), OpenRouter and others.
+var tooLongPhrases = []string{
+	"context_length_exceeded",
+	"maximum context length",
+	"prompt is too long",
+	"exceeds the maximum number of tokens",
+	"exceeds the available context size",
+	"exceed_context_size",
+	"context window",
+	"too many tokens",
+	"input is too long",
+	"reduce the length of the messages",
 }
 
 // KindForStatus maps an HTTP status to an ErrorKind.

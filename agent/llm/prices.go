@@ -44,6 +44,8 @@ type ModelInfo struct {
 	Name string `json:"name"`
 	// Context is the context window in tokens.
 	Context int `json:"context"`
+	// MaxOutput is the most tokens one answer may have.
+	MaxOutput int `json:"max_output"`
 	Price
 	// Above, when set, replaces Price for requests with long prompts.
 	Above *Tier `json:"above,omitempty"`
@@ -71,8 +73,8 @@ func parsePrices(data []byte) ([]ModelInfo, error) {
 	var out []ModelInfo
 	for _, p := range f.Providers {
 		for _, m := range p.Models {
-			if m.Name == "" || m.Context <= 0 || m.Input <= 0 || m.Output <= 0 {
-				return nil, fmt.Errorf("price table: %s model %q needs a name, a context window and input and output prices", p.Provider, m.Name)
+			if m.Name == "" || m.Context <= 0 || m.MaxOutput <= 0 || m.Input <= 0 || m.Output <= 0 {
+				return nil, fmt.Errorf("price table: %s model %q needs a name, a context window, a max_output and input and output prices", p.Provider, m.Name)
 			}
 			m.Provider, m.AsOf, m.Source = p.Provider, p.AsOf, p.Source
 			out = append(out, m)
@@ -195,3 +197,16 @@ func (m ModelInfo) Cost(u Usage) float64 {
 		float64(u.CacheWrite)*write + float64(u.Output)*p.Output
 	return usd / 1e6
 }
+
+// Window is a model's token budget: its context window and the longest
+// answer it may give, both in tokens. Zero means unknown.
+type Window struct {
+	Context   int
+	MaxOutput int
+}
+
+// Known reports whether the context window is known.
+func (w Window) Known() bool { return w.Context > 0 }
+
+// Window returns the model's token budget from the table.
+func (m ModelInfo) Window() Window { return Window{Context: m.Context, MaxOutput: m.MaxOutput} }

@@ -364,6 +364,16 @@ func TestFailures(t *testing.T) {
 			kind:  llm.ErrQuota, status: 400, msg: "credit balance",
 		},
 		{
+			name:  "400 prompt is too long",
+			reply: reply{status: 400, body: `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"},"request_id":"req_011CTooLong"}`},
+			kind:  llm.ErrContextTooLong, status: 400, msg: "prompt is too long",
+		},
+		{
+			name:  "413 request too large",
+			reply: reply{status: 413, body: `{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."}}`},
+			kind:  llm.ErrContextTooLong, status: 413, msg: "maximum allowed number of bytes",
+		},
+		{
 			name:  "400 bad request",
 			reply: reply{status: 400, body: `{"type":"error","error":{"type":"invalid_request_error","message":"messages: at least one message is required"}}`},
 			kind:  llm.ErrBadRequest, status: 400, msg: "at least one message",

@@ -55,6 +55,9 @@ func apiError(e *sdk.Error) *llm.Error {
 	if isQuota(e) {
 		out.Kind = llm.ErrQuota
 	}
+	if tooLong(e) {
+		out.Kind = llm.ErrContextTooLong
+	}
 	if e.Response != nil {
 		out.RetryAfter = llm.RetryAfter(e.Response.Header, time.Now())
 	}
@@ -92,6 +95,16 @@ func isQuota(e *sdk.Error) bool {
 	}
 	msg := strings.ToLower(e.Message)
 	return strings.Contains(msg, "credit balance") || strings.Contains(msg, "billing")
+}
+
+// tooLong reports a prompt longer than the context window: HTTP 400
+// invalid_request_error "prompt is too long: 208310 tokens > 200000
+// maximum", or 413 request_too_large for a request past the size cap.
+func tooLong(e *sdk.Error) bool {
+	if e.StatusCode == 413 || e.Type() == "request_too_large" {
+		return true
+	}
+	return e.Type() == "invalid_request_error" && llm.TooLongText(e.Message)
 }
 
 // isNetwork reports a transport failure: a refused or reset connection, or

@@ -59,6 +59,10 @@ func apiError(e genai.APIError, h http.Header) *llm.Error {
 		if exhausted(e, msg) {
 			out.Kind = llm.ErrQuota
 		}
+	case e.Code == 400 && llm.TooLongText(msg):
+		// "The input token count (1196265) exceeds the maximum number of
+		// tokens allowed (1048576)." with status INVALID_ARGUMENT.
+		out.Kind = llm.ErrContextTooLong
 	case e.Code == 400 && strings.Contains(msg, "billing"):
 		out.Kind = llm.ErrQuota // e.g. free tier unavailable: enable billing
 	case e.Code == 503 && strings.Contains(msg, "overloaded"):

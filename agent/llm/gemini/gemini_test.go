@@ -420,6 +420,11 @@ func TestFailures(t *testing.T) {
 			kind:  llm.ErrNotFound, status: 404, msg: "not found",
 		},
 		{
+			name:  "400 input token count exceeds the maximum",
+			reply: reply{status: 400, body: `{"error":{"code":400,"message":"The input token count (1196265) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}`},
+			kind:  llm.ErrContextTooLong, status: 400, msg: "exceeds the maximum number of tokens",
+		},
+		{
 			name:  "400 bad request",
 			reply: reply{status: 400, body: `{"error":{"code":400,"message":"Please ensure that function response turn comes immediately after a function call turn.","status":"INVALID_ARGUMENT"}}`},
 			kind:  llm.ErrBadRequest, status: 400, msg: "function response turn",

@@ -39,6 +39,9 @@ func classify(provider string, ph phase, err error, retryAfter time.Duration) *l
 		e.Status = reqErr.HTTPStatusCode
 		e.Kind = llm.KindForStatus(reqErr.HTTPStatusCode)
 		e.Msg = bodyMessage(reqErr)
+		if (e.Status == 400 || e.Status == 413) && llm.TooLongText(string(reqErr.Body)) {
+			e.Kind = llm.ErrContextTooLong
+		}
 	case errors.As(err, &apiErr):
 		e.Status = apiErr.HTTPStatusCode
 		e.Kind = apiErrorKind(apiErr)
@@ -77,6 +80,12 @@ func apiErrorKind(e *goopenai.APIError) llm.ErrorKind {
 	code := fmt.Sprint(e.Code)
 	if code == "insufficient_quota" || e.Type == "insufficient_quota" {
 		return llm.ErrQuota
+	}
+	// OpenAI says "context_length_exceeded" (HTTP 400); compatible servers
+	// use their own words or types (llama.cpp "exceed_context_size_error").
+	if code == "context_length_exceeded" || e.Type == "exceed_context_size_error" ||
+		(e.HTTPStatusCode == 400 || e.HTTPStatusCode == 413 || e.HTTPStatusCode == 0) && llm.TooLongText(e.Message) {
+		return llm.ErrContextTooLong
 	}
 	if e.HTTPStatusCode != 0 {
 		return llm.KindForStatus(e.HTTPStatusCode)

@@ -394,6 +394,21 @@ func TestHTTPErrors(t *testing.T) {
 			kind: llm.ErrNotFound, msg: "does not exist",
 		},
 		{
+			name: "context length exceeded", status: 400,
+			body: `{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`,
+			kind: llm.ErrContextTooLong, msg: "maximum context length",
+		},
+		{
+			name: "vllm context length", status: 400,
+			body: `{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the completion). Please reduce the length of the messages or completion.","type":"BadRequestError","param":null,"code":400}`,
+			kind: llm.ErrContextTooLong, msg: "maximum context length",
+		},
+		{
+			name: "llama.cpp context size", status: 400,
+			body: `{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":40000,"n_ctx":32768}}`,
+			kind: llm.ErrContextTooLong, msg: "context size",
+		},
+		{
 			name: "bad request", status: 400,
 			body: `{"error":{"message":"Invalid schema for function 'read'.","type":"invalid_request_error","param":"tools[0].function.parameters","code":"invalid_function_parameters"}}`,
 			kind: llm.ErrBadRequest, msg: "Invalid schema",
