@@ -1,9 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,24 +15,49 @@ import (
 )
 
 // allowed lists, for each package of DESIGN.md §2, the project packages it
-// may import. A provider subpackage of agent/llm is matched as "agent/llm/*".
+// may import. A provider subpackage of agent/llm is matched as "agent/llm/*";
+// agent/llm/providers, the registry that builds every adapter, is the one
+// subpackage of agent/llm that may import its siblings.
 var allowed = map[string][]string{
-	".":           {"commands"},
-	"commands":    {"agent", "agent/llm", "agent/llm/*", "tools", "session", "memory", "prompts"},
-	"agent":       {"agent/llm", "tools", "session", "memory", "prompts"},
-	"agent/llm":   {},
-	"agent/llm/*": {"agent/llm"},
-	"session":     {"agent/llm"},
-	"tools":       {"agent/llm"},
-	"memory":      {},
-	"prompts":     {},
+	".":                   {"commands"},
+	"commands":            {"agent", "agent/llm", "agent/llm/*", "agent/llm/providers", "tools", "session", "memory", "prompts"},
+	"agent":               {"agent/llm", "tools", "session", "memory", "prompts"},
+	"agent/llm":           {},
+	"agent/llm/*":         {"agent/llm"},
+	"agent/llm/providers": {"agent/llm", "agent/llm/*"},
+	"session":             {"agent/llm"},
+	"tools":               {"agent/llm"},
+	"memory":              {},
+	"prompts":             {},
 }
 
-const module = "decode"
+// thirdParty confines libraries to the layers that may use them: the CLI
+// framework to commands and main, each provider's SDK to its adapter. A
+// module not listed may be imported anywhere the layering allows.
+var thirdParty = map[string][]string{
+	"github.com/urfave/cli/v2":                  {".", "commands"},
+	"github.com/sashabaranov/go-openai":         {"agent/llm/openai"},
+	"google.golang.org/genai":                   {"agent/llm/gemini"},
+	"github.com/anthropics/anthropic-sdk-go/v2": {"agent/llm/anthropic"},
+}
+
+// modulePath reads the module path from go.mod.
+func modulePath(t *testing.T) string {
+	data, err := os.ReadFile("go.mod")
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "module" {
+			return strings.Trim(f[1], `"`)
+		}
+	}
+	t.Fatal("go.mod names no module")
+	return ""
+}
 
 // TestLayering parses every Go file of the module, tests included, and fails
 // on an import edge that DESIGN.md §2 forbids.
 func TestLayering(t *testing.T) {
+	module := modulePath(t)
 	seen := 0
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -43,6 +70,9 @@ func TestLayering(t *testing.T) {
 			return nil
 		}
 		pkg := filepath.ToSlash(filepath.Dir(path))
+		if pkg == "." {
+			pkg = ""
+		}
 		rule := layer(pkg)
 		allow, ok := allowed[rule]
 		if !assert.True(t, ok, "package %s is not in DESIGN.md §2's table; add it there and here", pkg) {
@@ -54,11 +84,14 @@ func TestLayering(t *testing.T) {
 		for _, imp := range f.Imports {
 			p := strings.Trim(imp.Path.Value, `"`)
 			if p != module && !strings.HasPrefix(p, module+"/") {
+				if msg := checkThirdParty(path, pkg, p); msg != "" {
+					t.Error(msg)
+				}
 				continue
 			}
 			dir := strings.TrimPrefix(strings.TrimPrefix(p, module), "/")
-			if dir == pkg || strings.HasPrefix(dir, pkg+"/") && rule != "agent" && rule != "agent/llm" {
-				continue // a package and its own subfolders
+			if ownSubpackage(pkg, dir) {
+				continue
 			}
 			target := layer(dir)
 			assert.Contains(t, allow, target, "%s imports %s, which DESIGN.md §2 forbids for package %s", path, p, pkg)
@@ -69,10 +102,43 @@ func TestLayering(t *testing.T) {
 	require.Greater(t, seen, 10, "the walk should have found the module's files")
 }
 
+// ownSubpackage reports whether dir is pkg itself or one of its own
+// subfolders, which a layer may use freely. agent and agent/llm are the
+// exceptions: their subpackages are layers of their own (the providers).
+func ownSubpackage(pkg, dir string) bool {
+	if dir == pkg {
+		return true
+	}
+	return strings.HasPrefix(dir, pkg+"/") && pkg != "agent" && pkg != "agent/llm" && pkg != ""
+}
+
+// checkThirdParty says what is wrong when file (of package pkg) imports a
+// library confined to other layers, and returns "" otherwise.
+func checkThirdParty(file, pkg, imp string) string {
+	for mod, where := range thirdParty {
+		if imp != mod && !strings.HasPrefix(imp, mod+"/") {
+			continue
+		}
+		ok := false
+		for _, w := range where {
+			if layer(pkg) == w || pkg == w || w != "." && strings.HasPrefix(pkg, w+"/") {
+				ok = true
+			}
+		}
+		if !ok {
+			return fmt.Sprintf("%s imports %s, which only %v may use", file, imp, where)
+		}
+	}
+	return ""
+}
+
 // layer maps a package directory to its row in the table.
 func layer(pkg string) string {
-	if pkg == "" {
+	if pkg == "" || pkg == "." {
 		return "."
+	}
+	if pkg == "agent/llm/providers" {
+		return pkg
 	}
 	if strings.HasPrefix(pkg, "agent/llm/") {
 		return "agent/llm/*"
@@ -87,8 +153,24 @@ func layer(pkg string) string {
 
 func TestLayerRules(t *testing.T) {
 	assert.Equal(t, "agent/llm/*", layer("agent/llm/openai"))
+	assert.Equal(t, "agent/llm/providers", layer("agent/llm/providers"))
 	assert.Equal(t, "agent/llm", layer("agent/llm"))
 	assert.Equal(t, "agent", layer("agent"))
 	assert.Equal(t, ".", layer(""))
+	assert.Equal(t, "tools", layer("tools/sandbox"), "a subpackage of tools is in the tools layer")
 	assert.NotContains(t, allowed["agent"], "agent/llm/*", "the loop must never see provider packages")
+	assert.NotContains(t, allowed["agent"], "agent/llm/providers", "nor the registry that builds them")
+	assert.False(t, ownSubpackage("agent", "agent/llm/openai"), "agent's subpackages are layers of their own")
+	assert.True(t, ownSubpackage("tools", "tools/sandbox"))
+}
+
+// TestThirdPartyRules checks that the confinement of libraries can fail.
+func TestThirdPartyRules(t *testing.T) {
+	assert.NotEmpty(t, checkThirdParty("agent/agent.go", "agent", "github.com/urfave/cli/v2"), "urfave/cli outside commands")
+	assert.NotEmpty(t, checkThirdParty("agent/llm/gemini/x.go", "agent/llm/gemini", "github.com/sashabaranov/go-openai"), "the OpenAI SDK outside its adapter")
+	assert.NotEmpty(t, checkThirdParty("agent/llm/providers/x.go", "agent/llm/providers", "google.golang.org/genai"), "genai in the registry")
+	assert.Empty(t, checkThirdParty("agent/llm/openai/x.go", "agent/llm/openai", "github.com/sashabaranov/go-openai"))
+	assert.Empty(t, checkThirdParty("commands/main.go", "commands", "github.com/urfave/cli/v2"))
+	assert.Empty(t, checkThirdParty("main.go", "", "github.com/urfave/cli/v2"))
+	assert.Empty(t, checkThirdParty("session/x.go", "session", "github.com/go-git/go-git/v5"), "unlisted libraries are free")
 }

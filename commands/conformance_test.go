@@ -14,27 +14,23 @@ import (
 	"decode/agent"
 	"decode/agent/llm"
 	"decode/agent/llm/conformance"
+	"decode/agent/llm/providers"
 	"decode/session"
 	"decode/tools"
 )
 
-// conformanceProviders are the providers the conformance suite runs over:
-// each built the way decode builds it (commands/model.go), with its base
-// URL variable pointing at the suite's local server, and tested with its
-// adapter's fixture set. A new provider adds a row here and a
-// testdata/conformance.json beside its adapter.
+// conformanceProviders are the providers the loop conformance tests run
+// over: each built the way decode builds it (agent/llm/providers), with its
+// base URL variable pointing at the suite's local server, and tested with
+// its adapter's fixture set. The provider-level suite runs beside the
+// registry, in agent/llm/providers.
 func conformanceProviders() []conformance.Provider {
-	adapter := map[string]string{"gemini": "gemini", "anthropic": "anthropic"} // the rest speak OpenAI's API
 	var out []conformance.Provider
-	for _, p := range providers {
-		dir := adapter[p.name]
-		if dir == "" {
-			dir = "openai"
-		}
+	for _, p := range providers.All() {
 		out = append(out, conformance.Provider{
-			Name:         p.name,
-			Dir:          filepath.Join("..", "agent", "llm", dir, "testdata"),
-			New:          providerBuilder(p, dir == "openai"),
+			Name:         p.Name,
+			Dir:          filepath.Join("..", "agent", "llm", p.Adapter(), "testdata"),
+			New:          providerBuilder(p),
 			ExitCode:     ExitCode,
 			ExitProvider: ExitProvider,
 		})
@@ -45,20 +41,20 @@ func conformanceProviders() []conformance.Provider {
 // providerBuilder builds p's model the way a run does, from the
 // environment: its key variable set and its base URL variable pointing at
 // base.
-func providerBuilder(p provider, v1 bool) func(t *testing.T, base, model string) llm.Model {
+func providerBuilder(p providers.Provider) func(t *testing.T, base, model string) llm.Model {
 	return func(t *testing.T, base, model string) llm.Model {
-		if v1 {
+		if p.Adapter() == "openai" {
 			base += "/v1"
 		}
-		env := map[string]string{p.baseEnv: base}
-		if len(p.keyEnv) > 0 {
-			env[p.keyEnv[0]] = "test-key-" + p.name
+		env := map[string]string{p.BaseEnv: base}
+		if len(p.KeyEnv) > 0 {
+			env[p.KeyEnv[0]] = "test-key-" + p.Name
 		}
 		f, _, _ := providerTestFactory(t, env)
-		mc, err := f.resolveModel(p.name+":"+model, Config{})
-		require.NoError(t, err, "resolve %s:%s", p.name, model)
-		require.Equal(t, base, mc.base, "%s's base URL comes from %s", p.name, p.baseEnv)
-		m, err := mc.build(context.Background())
+		mc, err := f.resolveModel(p.Name+":"+model, Config{})
+		require.NoError(t, err, "resolve %s:%s", p.Name, model)
+		require.Equal(t, base, mc.Base, "%s's base URL comes from %s", p.Name, p.BaseEnv)
+		m, err := mc.Build(context.Background())
 		require.NoError(t, err)
 		return m
 	}
@@ -88,14 +84,6 @@ func providerTestFactory(t *testing.T, env map[string]string) (*Factory, *bytes.
 		Getwd: func() (string, error) { return dir, nil },
 	}
 	return f, &out, &errb
-}
-
-func TestProviderConformance(t *testing.T) {
-	for _, p := range conformanceProviders() {
-		t.Run(p.Name, func(t *testing.T) {
-			conformance.Run(t, p)
-		})
-	}
 }
 
 // echoTool is a tool the loop tests call: it rejects arguments that are

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"decode/agent/llm/providers"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -135,11 +136,11 @@ func modelCheck(f *Factory, cfg Config) check {
 		}
 		name, from = n, key+", which is set"
 	}
-	p, _, err := splitModel(name)
+	p, _, err := providers.Split(name)
 	if err != nil {
 		return check{"fail", "model " + name + ": " + err.Error(), "write the model as PROVIDER:MODEL"}
 	}
-	if prov, ok := findProvider(p); ok {
+	if prov, ok := providers.Find(p); ok {
 		if _, err := f.apiKey(prov, cfg.Providers[p]); err != nil {
 			return check{"fail", "model " + name + " (from " + from + "): " + err.Error(), "export the key, or choose another model with -m"}
 		}
@@ -150,9 +151,9 @@ func modelCheck(f *Factory, cfg Config) check {
 // keysCheck names the API key variables that are set, never their values.
 func keysCheck(f *Factory, cfg Config) check {
 	var set, all []string
-	for _, p := range providers {
-		vars := p.keyEnv
-		if pc := cfg.Providers[p.name]; pc.APIKeyEnv != "" {
+	for _, p := range providers.All() {
+		vars := p.KeyEnv
+		if pc := cfg.Providers[p.Name]; pc.APIKeyEnv != "" {
 			vars = []string{pc.APIKeyEnv}
 		}
 		for _, k := range vars {
@@ -172,16 +173,16 @@ func keysCheck(f *Factory, cfg Config) check {
 func baseURLChecks(f *Factory, cfg Config) []check {
 	var out []check
 	seen := map[string]bool{}
-	for _, p := range providers {
-		src, raw := p.baseEnv, f.Getenv(p.baseEnv)
+	for _, p := range providers.All() {
+		src, raw := p.BaseEnv, f.Getenv(p.BaseEnv)
 		if raw == "" {
-			src, raw = "providers."+p.name+".base_url", cfg.Providers[p.name].BaseURL
+			src, raw = "providers."+p.Name+".base_url", cfg.Providers[p.Name].BaseURL
 		}
 		if raw == "" || seen[src] {
 			continue
 		}
 		seen[src] = true
-		out = append(out, baseURLCheck(p.name, src, raw))
+		out = append(out, baseURLCheck(p.Name, src, raw))
 	}
 	if len(out) == 0 {
 		out = append(out, check{"ok", "base URLs: the providers' defaults", ""})

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"decode/agent/llm/providers"
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -113,7 +114,7 @@ func TestUnknownModelWarns(t *testing.T) {
 }
 
 func TestBaseURLPrecedence(t *testing.T) {
-	p, _ := findProvider("openai")
+	p, _ := providers.Find("openai")
 	f, _, _ := providerTestFactory(t, nil)
 	url, from := f.baseURL(p, ProviderConfig{})
 	assert.Equal(t, "https://api.openai.com/v1", url)
@@ -131,7 +132,7 @@ func TestBaseURLPrecedence(t *testing.T) {
 		"ollama": "http://localhost:11434/v1", "anthropic": "https://api.anthropic.com",
 		"gemini": "https://generativelanguage.googleapis.com/",
 	} {
-		p, ok := findProvider(name)
+		p, ok := providers.Find(name)
 		require.True(t, ok)
 		got, _ := (&Factory{Getenv: func(string) string { return "" }}).baseURL(p, ProviderConfig{})
 		assert.Equal(t, want, got, "%s's default endpoint", name)

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"bytes"
+	"decode/agent/llm/providers"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -113,9 +114,9 @@ func (f *Factory) modelsReport(cfg Config) modelsReport {
 	def := f.chosenModel(cfg)
 	rep.Default = def
 	known := llm.KnownModels()
-	for _, p := range providers {
-		pc := cfg.Providers[p.name]
-		pr := providerReport{Name: p.name, KeyVars: p.keyEnv, NeedsKey: !p.noKey, Models: []modelReport{}}
+	for _, p := range providers.All() {
+		pc := cfg.Providers[p.Name]
+		pr := providerReport{Name: p.Name, KeyVars: p.KeyEnv, NeedsKey: !p.NoKey, Models: []modelReport{}}
 		if pc.APIKeyEnv != "" {
 			pr.KeyVars = []string{pc.APIKeyEnv}
 		}
@@ -127,7 +128,7 @@ func (f *Factory) modelsReport(cfg Config) modelsReport {
 		}
 		pr.BaseURL, pr.BaseURLFrom = f.baseURL(p, pc)
 		for _, m := range known {
-			if m.Provider == p.name {
+			if m.Provider == p.Name {
 				pr.Models = append(pr.Models, modelReport{ModelInfo: m, Default: def != nil && isModel(def.Model, m)})
 			}
 		}
@@ -155,7 +156,7 @@ func (f *Factory) chosenModel(cfg Config) *modelDefault {
 
 // isModel reports whether a configured name is the table's model m.
 func isModel(name string, m llm.ModelInfo) bool {
-	pname, model, err := splitModel(name)
+	pname, model, err := providers.Split(name)
 	if err != nil || pname != m.Provider {
 		return false
 	}
