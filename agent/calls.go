@@ -40,6 +40,11 @@ func (l *loop) runCalls(ctx context.Context, calls []llm.ToolCall, t *turn) erro
 			return errStopped
 		}
 		res, wait := l.settle(ctx, call, t)
+		if err := ctx.Err(); err != nil && wait == nil && res.CallID == "" {
+			// Cancelled at the approval prompt: the call stays unanswered,
+			// and a resume asks again.
+			return err
+		}
 		if wait != nil {
 			waits = append(waits, *wait)
 			continue
@@ -69,6 +74,9 @@ func (l *loop) settle(ctx context.Context, call llm.ToolCall, t *turn) (llm.Tool
 		return l.undecided(ctx, call, tool, r)
 	}
 	v := l.decide(ctx, tool, known, call)
+	if ctx.Err() != nil {
+		return llm.ToolResult{}, nil
+	}
 	if v.Decision == tools.Ask {
 		return llm.ToolResult{}, l.pause(call, session.WaitApproval, v.Reason, tools.Wait{})
 	}

@@ -25,6 +25,9 @@ type Factory struct {
 	// the agent loop's next step boundary and returns the channel that
 	// signal closes; the second signal cancels the command's context.
 	SoftStop func() <-chan struct{}
+	// Prompting, when set (by Main), marks an approval prompt open until the
+	// function it returns is called: a signal then cancels at once.
+	Prompting func() func()
 }
 
 // NewFactory returns a Factory over the real process.

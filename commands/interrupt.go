@@ -17,6 +17,15 @@ import (
 type interrupts struct {
 	soft    chan struct{}
 	claimed atomic.Bool
+	// prompting counts open approval prompts: a signal while one is open
+	// cancels at once, since the person answered the question with Ctrl-C.
+	prompting atomic.Int32
+}
+
+// prompt marks an approval prompt open until the returned function runs.
+func (in *interrupts) prompt() func() {
+	in.prompting.Add(1)
+	return func() { in.prompting.Add(-1) }
 }
 
 // claim makes the first signal a soft stop and returns the channel it
@@ -27,12 +36,13 @@ func (in *interrupts) claim() <-chan struct{} {
 }
 
 // withSignals returns a context cancelled by the second signal (or the
-// first, unless a loop claimed it through f.SoftStop), and a function that
-// stops listening.
+// first, unless a loop claimed it through f.SoftStop and no approval prompt
+// is open), and a function that stops listening.
 func withSignals(parent context.Context, f *Factory) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(parent)
 	in := &interrupts{soft: make(chan struct{})}
 	f.SoftStop = in.claim
+	f.Prompting = in.prompt
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	done := make(chan struct{})
@@ -43,7 +53,7 @@ func withSignals(parent context.Context, f *Factory) (context.Context, func()) {
 			return
 		}
 		close(in.soft)
-		if in.claimed.Load() {
+		if in.claimed.Load() && in.prompting.Load() == 0 {
 			fmt.Fprintln(f.IO.Err, "decode: stopping after the current step; interrupt again to stop now")
 			select {
 			case <-sigs:

@@ -145,9 +145,11 @@ func firstLineOf(s string) string {
 	return ""
 }
 
-// ttyApprover asks on the terminal whether a gated call may run.
-func ttyApprover(s *IOStreams, r sync.Locker) agent.Approver {
-	return func(_ context.Context, call llm.ToolCall, v tools.Verdict) (bool, string) {
+// ttyApprover asks on the terminal whether a gated call may run. Ctrl-C at
+// the prompt cancels the run at once (prompting tells the signal handler a
+// prompt is open), so the read gives way to ctx.
+func ttyApprover(s *IOStreams, r sync.Locker, prompting func() func()) agent.Approver {
+	return func(ctx context.Context, call llm.ToolCall, v tools.Verdict) (bool, string) {
 		tty, err := s.TTY()
 		if err != nil {
 			return false, "no terminal to ask for approval (" + err.Error() + ")"
@@ -155,13 +157,31 @@ func ttyApprover(s *IOStreams, r sync.Locker) agent.Approver {
 		defer tty.Close()
 		r.Lock()
 		defer r.Unlock()
+		if prompting != nil {
+			defer prompting()()
+		}
 		summary := agent.Summarize(call.Args)
 		fmt.Fprintf(tty, "decode: allow %s %s? %s [y/N] ", call.Name, summary, v.Reason)
-		line, err := bufio.NewReader(tty).ReadString('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
+		type answer struct {
+			line string
+			err  error
+		}
+		got := make(chan answer, 1)
+		go func() {
+			line, err := bufio.NewReader(tty).ReadString('\n')
+			got <- answer{line, err}
+		}()
+		var a answer
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(tty)
+			return false, "interrupted at the approval prompt"
+		case a = <-got:
+		}
+		if a.err != nil && !errors.Is(a.err, io.EOF) {
 			return false, "could not read the answer"
 		}
-		if a := strings.ToLower(strings.TrimSpace(line)); a == "y" || a == "yes" {
+		if l := strings.ToLower(strings.TrimSpace(a.line)); l == "y" || l == "yes" {
 			return true, ""
 		}
 		return false, "the user declined this call"

@@ -62,7 +62,7 @@ func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {
 	opts.Sink = r.event
 	schema.apply(&opts)
 	if f.IO.TTY != nil {
-		opts.Approve = ttyApprover(f.IO, r)
+		opts.Approve = ttyApprover(f.IO, r, f.Prompting)
 	}
 
 	log, sess, err := f.openLog(ctx, o, cfg)

@@ -8,8 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -90,4 +92,112 @@ func TestTerminalSpinnerAndColour(t *testing.T) {
 			assert.False(t, strings.ContainsAny(term, "\x1b⠋"), "%v %v: nothing but lines: %q", env, args, term)
 		}
 	})
+}
+
+// ptyRun is decode running with a pseudo-terminal as its controlling
+// terminal, stdin and stderr (stdout stays a pipe): what a person at a
+// terminal sees, and where their keys go.
+type ptyRun struct {
+	cmd  *exec.Cmd
+	ctrl *os.File
+	out  bytes.Buffer
+	mu   sync.Mutex
+	term bytes.Buffer
+	done chan struct{}
+}
+
+func startOnPty(t *testing.T, dir string, env []string, args ...string) *ptyRun {
+	t.Helper()
+	ctrl, tty := openPty(t)
+	bin, err := exec.LookPath("decode")
+	require.NoError(t, err)
+	p := &ptyRun{ctrl: ctrl, done: make(chan struct{})}
+	p.cmd = exec.Command(bin, args...)
+	p.cmd.Dir, p.cmd.Env = dir, env
+	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = tty, &p.out, tty
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	require.NoError(t, p.cmd.Start())
+	tty.Close()
+	go func() {
+		defer close(p.done)
+		buf := make([]byte, 4096)
+		for {
+			n, err := ctrl.Read(buf)
+			p.mu.Lock()
+			p.term.Write(buf[:n])
+			p.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			p.cmd.Process.Kill()
+			p.cmd.Wait()
+		}
+		ctrl.Close()
+	})
+	return p
+}
+
+// screen is everything written to the terminal so far.
+func (p *ptyRun) screen() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.term.String()
+}
+
+// waitFor waits until the terminal shows s.
+func (p *ptyRun) waitFor(t *testing.T, s string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(p.screen(), s) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the terminal never showed %q; it shows:\n%s", s, p.screen())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// type_ sends keys to the terminal.
+func (p *ptyRun) type_(t *testing.T, keys string) {
+	t.Helper()
+	_, err := p.ctrl.Write([]byte(keys))
+	require.NoError(t, err)
+}
+
+// exit waits (at most 20 s) for decode to end and returns its exit code.
+func (p *ptyRun) exit(t *testing.T) int {
+	t.Helper()
+	waited := make(chan error, 1)
+	go func() { waited <- p.cmd.Wait() }()
+	select {
+	case <-waited:
+	case <-time.After(20 * time.Second):
+		p.cmd.Process.Kill()
+		<-waited
+		t.Fatalf("decode did not end; the terminal shows:\n%s", p.screen())
+	}
+	<-p.done
+	return p.cmd.ProcessState.ExitCode()
+}
+
+func TestTerminalCtrlCAtApprovalPrompt(t *testing.T) {
+	dir := testRepo(t, "touch.json", `{"responses": [
+		{"text": "Let me create it.", "calls": [{"name": "bash", "args": {"command": "touch made.txt"}}]},
+		{"text": "Done."}
+	]}`)
+	p := startOnPty(t, dir, decodeEnv(dir, "TERM=dumb"), "run", "-m", "script:touch.json", "make a file")
+	p.waitFor(t, "[y/N]")
+	p.type_(t, "\x03")
+	assert.Equal(t, ExitInterrupted, p.exit(t), "Ctrl-C at the prompt ends the run at once")
+	assert.NotContains(t, p.screen(), "stopping after the current step", "no waiting for a step that cannot end")
+	assert.Contains(t, p.screen(), "interrupted; the session is saved")
+	assert.NoFileExists(t, dir+"/made.txt", "the call did not run")
+
+	stdout, _, code := decodeRun(t, dir, decodeEnv(dir), "", "log", "--jsonl", "@")
+	require.Equal(t, 0, code)
+	assert.Contains(t, stdout, `"type":"interrupted"`, "the session records where it stopped")
+	assert.NotContains(t, stdout, `"type":"tool_result"`, "the call stays unanswered, so a resume asks again")
 }
