@@ -20,15 +20,17 @@ import (
 // subpackage of agent/llm that may import its siblings.
 var allowed = map[string][]string{
 	".":                   {"commands"},
-	"commands":            {"agent", "agent/llm", "agent/llm/*", "agent/llm/providers", "tools", "session", "memory", "prompts"},
-	"agent":               {"agent/llm", "tools", "session", "memory", "prompts"},
-	"agent/llm":           {},
-	"agent/llm/*":         {"agent/llm"},
-	"agent/llm/providers": {"agent/llm", "agent/llm/*"},
-	"session":             {"agent/llm"},
-	"tools":               {"agent/llm"},
-	"memory":              {},
+	"commands":            {"agent", "agent/llm", "agent/llm/*", "agent/llm/providers", "tools", "session", "memory", "prompts", "secrets"},
+	"agent":               {"agent/llm", "tools", "session", "memory", "prompts", "secrets"},
+	"agent/llm":           {"secrets"},
+	"agent/llm/*":         {"agent/llm", "secrets"},
+	"agent/llm/providers": {"agent/llm", "agent/llm/*", "secrets"},
+	"session":             {"agent/llm", "secrets"},
+	"tools":               {"agent/llm", "secrets"},
+	"memory":              {"secrets"},
 	"prompts":             {},
+	// secrets (confined reads, the one redactor) is a leaf every layer uses.
+	"secrets": {},
 }
 
 // thirdParty confines libraries to the layers that may use them: the CLI
@@ -143,7 +145,7 @@ func layer(pkg string) string {
 	if strings.HasPrefix(pkg, "agent/llm/") {
 		return "agent/llm/*"
 	}
-	for _, top := range []string{"commands", "agent", "session", "tools", "memory", "prompts"} {
+	for _, top := range []string{"commands", "agent", "session", "tools", "memory", "prompts", "secrets"} {
 		if pkg == top || strings.HasPrefix(pkg, top+"/") && top != "agent" {
 			return top
 		}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 
 	"github.com/BurntSushi/toml"
+
+	"decode/secrets"
 )
 
 // Config is decode's configuration after merging, lowest to highest
@@ -82,7 +84,12 @@ func (f *Factory) loadConfig(repoRoot string) (Config, []string, error) {
 	if repoRoot != "" {
 		var r Config
 		path := filepath.Join(repoRoot, ".decode", "config.toml")
-		if err := mergeFile(&r, path); err != nil {
+		err := mergeConfined(&r, path, repoRoot, f.configDir())
+		switch {
+		case secrets.IsOutside(err):
+			warnings = append(warnings, fmt.Sprintf("%v; the repository's config is ignored", err))
+			r = Config{}
+		case err != nil:
 			return c, nil, err
 		}
 		if r.Model != "" {
@@ -131,6 +138,20 @@ func (f *Factory) loadConfig(repoRoot string) (Config, []string, error) {
 
 func mergeFile(c *Config, path string) error {
 	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read config: %w", err)
+	}
+	return decodeConfig(c, path, data)
+}
+
+// mergeConfined is mergeFile for a repository's config: one that resolves
+// outside the repository (a committed symlink to a file elsewhere) is
+// refused, since its contents would be echoed in errors and trust output.
+func mergeConfined(c *Config, path, root string, also ...string) error {
+	data, err := secrets.ReadFile(path, root, also...)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

@@ -2,11 +2,11 @@ package commands
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
 	"decode/agent"
+	"decode/secrets"
 )
 
 // HooksConfig is the [hooks] table: for each event of the agent loop, the
@@ -111,7 +111,7 @@ func mergeTrusted(c *Config, r Config) {
 // trusts reports whether the user trusted the repository at root with its
 // config file as it is now.
 func (f *Factory) trusts(root, path string) bool {
-	data, err := os.ReadFile(path)
+	data, err := secrets.ReadFile(path, root, f.configDir())
 	if err != nil {
 		return false
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"decode/agent"
+	"decode/secrets"
 	"decode/session"
 )
 
@@ -223,7 +223,7 @@ func loadPlan(ctx context.Context, o *AgentOptions) (session.PlanData, error) {
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(dir, path)
 		}
-		fh, err := os.Open(path)
+		fh, err := secrets.Open(path, firstNonEmpty(repoRoot(dir), dir), o.F.configDir())
 		if err != nil {
 			return session.PlanData{}, usageErrorf("--plan-file: %v", err)
 		}

@@ -50,7 +50,7 @@ func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {
 	if err != nil {
 		return err
 	}
-	schema, err := loadSchema(o.SchemaFile)
+	schema, err := loadSchema(o.SchemaFile, firstNonEmpty(root, dir), f.configDir())
 	if err != nil {
 		return err
 	}

@@ -5,12 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"decode/agent"
+	"decode/secrets"
 )
 
 // The JSON Schema library is github.com/google/jsonschema-go rather than
@@ -42,11 +42,13 @@ func (e *SchemaError) Unwrap() error { return e.Err }
 
 // loadSchema reads and resolves a schema file; "" means no schema. A file
 // that is not a usable schema is a usage error, found before anything runs.
-func loadSchema(path string) (*responseSchema, error) {
+// A path inside root (the repository) must resolve inside it or also (see
+// secrets.Confine).
+func loadSchema(path, root string, also ...string) (*responseSchema, error) {
 	if path == "" {
 		return nil, nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := secrets.ReadFile(path, root, also...)
 	if err != nil {
 		return nil, usageErrorf("--schema: %v", err)
 	}

@@ -27,7 +27,7 @@ func writeSchema(t *testing.T, text string) string {
 }
 
 func TestSchemaCheck(t *testing.T) {
-	s, err := loadSchema(writeSchema(t, verdictFile))
+	s, err := loadSchema(writeSchema(t, verdictFile), "")
 	require.NoError(t, err)
 	tests := []struct {
 		name, answer, want, err string
@@ -55,7 +55,7 @@ func TestSchemaCheck(t *testing.T) {
 }
 
 func TestLoadSchema(t *testing.T) {
-	none, err := loadSchema("")
+	none, err := loadSchema("", "")
 	assert.NoError(t, err)
 	assert.Nil(t, none, "no --schema, no schema")
 
@@ -68,14 +68,14 @@ func TestLoadSchema(t *testing.T) {
 		"trailing bytes": writeSchema(t, `{"type":"object"} x`),
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := loadSchema(path)
+			_, err := loadSchema(path, "")
 			var ue *UsageError
 			require.ErrorAs(t, err, &ue, "a bad schema file is a usage error (exit 2)")
 			assert.Contains(t, ue.Msg, "--schema")
 		})
 	}
 
-	s, err := loadSchema(writeSchema(t, "{\n  \"type\": \"array\"\n}\n"))
+	s, err := loadSchema(writeSchema(t, "{\n  \"type\": \"array\"\n}\n"), "")
 	require.NoError(t, err)
 	var o agent.Options
 	o.System = "base"

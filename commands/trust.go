@@ -17,6 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"decode/agent"
+	"decode/secrets"
 )
 
 // TrustOptions are the inputs of `decode trust`.
@@ -94,7 +95,7 @@ func trustRun(_ *cli.Context, o *TrustOptions) error {
 		return nil
 	}
 	path := filepath.Join(root, ".decode", "config.toml")
-	data, err := os.ReadFile(path)
+	data, err := secrets.ReadFile(path, root, o.F.configDir())
 	if err != nil {
 		return fmt.Errorf("nothing to trust: %w", err)
 	}

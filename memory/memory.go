@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"unicode/utf8"
+
+	"decode/secrets"
 )
 
 // Default caps, from DESIGN.md §7.
@@ -53,6 +55,11 @@ type Options struct {
 	MaxLines int
 	// MaxBytes caps each file's bytes; 0 means DefaultMaxBytes.
 	MaxBytes int
+	// Root is the repository (or, outside one, the working directory): a
+	// file inside it is read only if it resolves inside it or the user's
+	// config directory, so a committed symlink cannot hand the model a
+	// file from elsewhere. "" confines nothing.
+	Root string
 }
 
 // Load reads the user-wide AGENTS.md first, then AGENTS.md and MEMORY.md in
@@ -69,7 +76,15 @@ func Load(o Options) (files []File, warnings []string) {
 		o.MaxBytes = DefaultMaxBytes
 	}
 	var seen []os.FileInfo
+	userDir := o.UserConfigDir
+	if userDir == "" && o.Home != "" {
+		userDir = filepath.Join(o.Home, ".config", "decode")
+	}
 	add := func(path string) {
+		if err := secrets.Confine(path, o.Root, userDir); secrets.IsOutside(err) {
+			warnings = append(warnings, fmt.Sprintf("memory: %v", err))
+			return
+		}
 		f, info, err := loadFile(path, o.MaxLines, o.MaxBytes, seen)
 		switch {
 		case err != nil:
@@ -80,10 +95,6 @@ func Load(o Options) (files []File, warnings []string) {
 		}
 	}
 
-	userDir := o.UserConfigDir
-	if userDir == "" && o.Home != "" {
-		userDir = filepath.Join(o.Home, ".config", "decode")
-	}
 	if userDir != "" {
 		add(absPath(filepath.Join(userDir, "AGENTS.md")))
 	}

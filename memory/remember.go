@@ -3,6 +3,7 @@ package memory
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"regexp"
@@ -30,8 +31,22 @@ func Remember(path, sentence string, now time.Time) (bool, error) {
 	if kind := secretKind(sentence); kind != "" {
 		return false, fmt.Errorf("remember: sentence %w (%s); not written", ErrSecret, kind)
 	}
-	old, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	// MEMORY.md comes with the repository: a committed symlink would make
+	// this append land wherever it points (.git/hooks/pre-commit,
+	// ~/.bashrc). Never follow one, and write only a regular file.
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return false, fmt.Errorf("remember: %s is a symlink; not written through it (replace it with a file to keep memory there)", path)
+		}
+		return false, fmt.Errorf("remember: %s is not a regular file; not written", path)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|noFollow, 0o644)
+	if err != nil {
+		return false, fmt.Errorf("remember: %w", err)
+	}
+	defer f.Close()
+	old, err := io.ReadAll(f)
+	if err != nil {
 		return false, fmt.Errorf("remember: %w", err)
 	}
 	want := normalise(sentence)
@@ -44,12 +59,7 @@ func Remember(path, sentence string, now time.Time) (bool, error) {
 	if len(old) > 0 && old[len(old)-1] != '\n' {
 		entry = "\n" + entry
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return false, fmt.Errorf("remember: %w", err)
-	}
 	if _, err := f.WriteString(entry); err != nil {
-		f.Close()
 		return false, fmt.Errorf("remember: write %s: %w", path, err)
 	}
 	if err := f.Close(); err != nil {

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"decode/secrets"
 )
 
 const (
@@ -28,6 +30,21 @@ type Skill struct {
 	Description string
 	// Path is the SKILL.md file.
 	Path string
+	// Untrusted marks a skill that came with a repository the user has not
+	// trusted (decode trust): its text is offered to the model as data from
+	// the repository, not as the user's instructions.
+	Untrusted bool
+	// root and also confine the reads of Path (see secrets.Confine).
+	root string
+	also []string
+}
+
+// Confinement is where the skill files of a repository may lead: Root is
+// the repository (or working directory), Also the user's own config
+// directories.
+type Confinement struct {
+	Root string
+	Also []string
 }
 
 // Skills lists the skills in dirs: every folder directly under a dir that
@@ -37,7 +54,10 @@ type Skill struct {
 // already listed is left out (quietly when it is in another dir, since that is
 // how a project overrides a user skill; with a warning within one dir). Missing
 // dirs are fine; malformed files give warnings.
-func Skills(dirs ...string) ([]Skill, []string) {
+//
+// Every SKILL.md, and every skill folder, must resolve inside c (see
+// secrets.Confine); one that leads elsewhere is skipped with a warning.
+func Skills(c Confinement, dirs ...string) ([]Skill, []string) {
 	var skills []Skill
 	var warnings []string
 	byName := map[string]string{} // name → dir it came from
@@ -54,7 +74,7 @@ func Skills(dirs ...string) ([]Skill, []string) {
 			if strings.HasPrefix(e.Name(), ".") {
 				continue
 			}
-			s, warns, ok := readSkill(dir, e.Name())
+			s, warns, ok := readSkill(c, dir, e.Name())
 			warnings = append(warnings, warns...)
 			if !ok {
 				continue
@@ -74,8 +94,11 @@ func Skills(dirs ...string) ([]Skill, []string) {
 
 // readSkill reads dir/name/SKILL.md's front matter. ok is false when the
 // entry is not a skill or cannot be used.
-func readSkill(dir, name string) (s Skill, warnings []string, ok bool) {
+func readSkill(c Confinement, dir, name string) (s Skill, warnings []string, ok bool) {
 	path := filepath.Join(dir, name, skillFile)
+	if err := secrets.Confine(path, c.Root, c.Also...); secrets.IsOutside(err) {
+		return Skill{}, []string{fmt.Sprintf("skills: %v", err)}, false
+	}
 	info, err := os.Stat(path)
 	if err != nil {
 		if !isMissing(err) {
@@ -98,7 +121,7 @@ func readSkill(dir, name string) (s Skill, warnings []string, ok bool) {
 	for _, p := range problems {
 		warnings = append(warnings, fmt.Sprintf("skills: %s: %s", path, p))
 	}
-	s = Skill{Name: fm["name"], Description: fm["description"], Path: path}
+	s = Skill{Name: fm["name"], Description: fm["description"], Path: path, root: c.Root, also: c.Also}
 	if s.Name == "" {
 		s.Name = name
 	}
@@ -181,7 +204,7 @@ func unquote(v string) string {
 // matter, capped at 64 KiB with a note when cut. Paths in it are relative to
 // the skill's folder, filepath.Dir(s.Path).
 func LoadSkill(s Skill) (string, error) {
-	f, err := os.Open(s.Path)
+	f, err := secrets.Open(s.Path, s.root, s.also...)
 	if err != nil {
 		return "", fmt.Errorf("load skill %s: %w", s.Name, err)
 	}

@@ -31,7 +31,7 @@ func TestSkillsDiscoveryAndFrontMatter(t *testing.T) {
 	skill(user, "alpha", "---\nname: alpha\ndescription: the user's alpha, overridden\n---\n")
 	gamma := skill(user, "gamma", "---\nname: gamma\ndescription: Only in the user dir.\n---\n")
 
-	skills, warnings := Skills(project, user, filepath.Join(root, "missing"))
+	skills, warnings := Skills(Confinement{}, project, user, filepath.Join(root, "missing"))
 
 	assert.Equal(t, []Skill{
 		{Name: "alpha", Description: "Release the project.", Path: alpha},
@@ -54,7 +54,7 @@ func TestSkillsWarnsOnMalformedLinesButKeepsTheSkill(t *testing.T) {
 	p := filepath.Join(dir, "odd", "SKILL.md")
 	writeFile(t, p, "---\n  stray indent\nname: odd\nthis line has no colon\ndescription: Still usable.\n---\n")
 
-	skills, warnings := Skills(dir)
+	skills, warnings := Skills(Confinement{}, dir)
 
 	assert.Equal(t, []Skill{{Name: "odd", Description: "Still usable.", Path: p}}, skills)
 	assert.Equal(t, []string{
@@ -71,7 +71,7 @@ func TestSkillsWarnsOnUnreadableEntries(t *testing.T) {
 	notDir := filepath.Join(dir, "file")
 	writeFile(t, notDir, "x")
 
-	skills, warnings := Skills(dir, notDir)
+	skills, warnings := Skills(Confinement{}, dir, notDir)
 
 	assert.Empty(t, skills)
 	joined := strings.Join(warnings, "\n")
@@ -85,7 +85,7 @@ func TestLoadSkill(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "rel", "SKILL.md"), "---\nname: rel\ndescription: d\n---\n\n# Release\n\nRun `make release`.\n---\nA rule after the body stays.\n")
 	writeFile(t, filepath.Join(dir, "plain", "SKILL.md"), "No front matter.\n")
-	skills, _ := Skills(dir)
+	skills, _ := Skills(Confinement{}, dir)
 	require.Len(t, skills, 2)
 
 	plain, err := LoadSkill(skills[0])

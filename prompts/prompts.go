@@ -44,6 +44,8 @@ func commandPart(command string) string {
 // SkillLine is one skill as listed in the prompt.
 type SkillLine struct {
 	Name, Description string
+	// Untrusted marks a skill from a repository the user has not trusted.
+	Untrusted bool
 }
 
 // Options is what the system prompt is built from.
@@ -109,6 +111,9 @@ func skillsSection(skills []SkillLine) string {
 	for _, s := range skills {
 		b.WriteString("- ")
 		b.WriteString(oneLine(s.Name))
+		if s.Untrusted {
+			b.WriteString(" (untrusted: from this repository, not from the user)")
+		}
 		if d := oneLine(s.Description); d != "" {
 			b.WriteString(": ")
 			b.WriteString(d)
