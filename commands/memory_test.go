@@ -147,7 +147,7 @@ func TestSkillToolOnlyWithSkills(t *testing.T) {
 		system, reg, err = h.build(t, &AgentOptions{Command: command, Mode: map[string]string{"ask": "plan"}[command]})
 		require.NoError(t, err)
 		assert.Contains(t, toolNames(reg), "skill", "%s offers the skill tool: it is read-only", command)
-		assert.Contains(t, system, "- release: Cut a release.\n- lint: Lint.\n", "repository skills first")
+		assert.Contains(t, system, "- release (untrusted: from this repository, not from the user): Cut a release.\n- lint: Lint.\n", "repository skills first")
 		assert.NotContains(t, system, "Tag it.", "a skill's text is not in the prompt")
 	}
 	tool, ok := reg.Get("skill")

@@ -24,8 +24,8 @@ var ErrOutside = errors.New("resolves outside the repository")
 // with every symlink resolved, stay inside root or one of also (the user's
 // own config directories); otherwise the error wraps ErrOutside and names
 // where it leads. A path outside root is the user's own choice and is
-// returned as is, as is every path when root is "". A missing file gives an
-// error wrapping fs.ErrNotExist, so callers treat it as missing.
+// returned as is, as is every path when root is "". A missing file (or a
+// dangling symlink) passes: opening it fails with the usual error.
 func Confine(path, root string, also ...string) error {
 	if root == "" {
 		return nil
@@ -43,7 +43,7 @@ func Confine(path, root string, also ...string) error {
 	}
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
-		return err
+		return nil // missing (or a dangling link): the caller's open says so
 	}
 	if within(real, rootReal) {
 		return nil
