@@ -91,6 +91,9 @@ and runs first; uninstall puts it back.
 
 pre-commit, commit-msg and pre-push ask for {"ok": bool, "reason": string}
 (--schema) and stop the commit or push when ok is false, printing the reason.
+pre-push skips refs under refs/decode/ (sessions shared with git push), so
+pushing only sessions asks no model.
+
 prepare-commit-msg drafts the message of a new commit whose message is empty
 (not with -m, -F, a template, a merge, a squash or --amend).
 
@@ -297,6 +300,7 @@ input() {
 {{- else if eq .Name "pre-push"}}
 pushed=$(printf '%s\n' "$refs" | while read -r local_ref local_sha remote_ref remote_sha; do
 	case $local_sha in *[!0]*) ;; *) continue ;; esac # a deletion: nothing to review
+	case $local_ref in refs/decode/*) continue ;; esac # decode's own sessions: not code
 	case $remote_sha in
 	*[!0]*) git cat-file -e "$remote_sha^{commit}" 2>/dev/null && git log -p --reverse "$remote_sha..$local_sha" && continue ;;
 	esac
