@@ -82,6 +82,9 @@ type Options struct {
 	Stop <-chan struct{}
 	// Hooks run at the loop's events; nil runs none.
 	Hooks *Hooks
+	// Snapshots records the work tree around calls that may change files;
+	// nil takes none.
+	Snapshots Snapshotter
 }
 
 // Outcome summarises a finished run.
@@ -157,6 +160,7 @@ type loop struct {
 	// sentBack counts the times before_finish hooks sent the model back.
 	sentBack int
 	ended    bool
+	snaps    *snapState
 }
 
 // maxSentBack caps how often before_finish hooks may send the model back

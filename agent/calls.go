@@ -24,6 +24,7 @@ func (l *loop) runCalls(ctx context.Context, calls []llm.ToolCall, t *turn) erro
 	if t == nil {
 		t = newTurn(calls)
 	}
+	l.newStep()
 	results := llm.Message{Role: llm.RoleTool}
 	var waits []session.ApprovalRequestData
 	for i, call := range calls {
@@ -259,6 +260,7 @@ func (l *loop) perform(ctx context.Context, call llm.ToolCall, v tools.Verdict, 
 		res = tools.Result{Content: v.Reason, IsError: true, Note: "denied"}
 	default:
 		if !readOnly {
+			l.snapshot(ctx, session.SnapBefore, call)
 			if err := l.flush(ctx); err != nil {
 				res = tools.Result{Content: "not run: " + err.Error(), IsError: true, Note: "not run"}
 				break
@@ -267,6 +269,9 @@ func (l *loop) perform(ctx context.Context, call llm.ToolCall, v tools.Verdict, 
 		res = run()
 	}
 	out := l.result(call, res, l.now().Sub(start).Milliseconds())
+	if v.Decision == tools.Allow && !readOnly {
+		l.snapshot(ctx, session.SnapAfter, call)
+	}
 	if v.Decision == tools.Allow {
 		l.notify(ctx, HookEvent{Event: HookAfterTool, Tool: call.Name, CallID: call.ID, Args: safeArgs(call.Args), Result: out.Content, IsError: out.IsError})
 	}

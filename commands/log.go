@@ -334,6 +334,8 @@ func entryText(e session.Entry) string {
 		var d session.InterruptedData
 		_ = e.Decode(&d)
 		return "# interrupted: " + d.Reason
+	case session.TypeSnapshot:
+		return snapshotText(e)
 	case session.TypeEnd:
 		var d session.EndData
 		_ = e.Decode(&d)

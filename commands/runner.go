@@ -73,6 +73,9 @@ func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {
 		defer sess.Unlock()
 	}
 	opts.Log = log
+	if sess != nil {
+		opts.Snapshots = sess.Snapshotter(dir)
+	}
 	if o.Session == "" {
 		opts.Start = &session.StartData{
 			Model: opts.Model.Name(), Cwd: dir, Mode: gateMode(o, cfg), Command: o.Command, Version: f.Version,

@@ -1,0 +1,408 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// TypeSnapshot records the work tree at a point of the session (SnapshotData).
+const TypeSnapshot = "snapshot"
+
+// codeRefPrefix names the ref that keeps a session's snapshots reachable: a
+// chain of commits, one per distinct snapshot, whose trees are the work tree.
+// It is apart from refs/decode/sessions/ so that sessions can be shared
+// without their code.
+const codeRefPrefix = "refs/decode/code/"
+
+// Kinds of snapshot.
+const (
+	SnapBefore = "before" // before the first call of a step that may change files
+	SnapAfter  = "after"  // after such a call
+	SnapSafety = "safety" // the state a rewind replaced, so it can be undone
+	SnapRewind = "rewind" // the state a rewind produced
+)
+
+// Limits on what a snapshot takes from untracked files.
+const (
+	// MaxSnapshotFile is the largest untracked file a snapshot takes.
+	MaxSnapshotFile = 10 << 20
+	// MaxSnapshotDirFiles is the most files a new untracked directory may
+	// hold for a snapshot to take it.
+	MaxSnapshotDirFiles = 1000
+)
+
+// SnapshotData records a snapshot of the work tree: Tree is a git tree of
+// the tracked files plus the untracked files that are not ignored, kept
+// reachable by Commit on refs/decode/code/<session>.
+type SnapshotData struct {
+	Tree   string `json:"tree"`
+	Commit string `json:"commit,omitempty"`
+	Kind   string `json:"kind"`
+	CallID string `json:"call_id,omitempty"`
+	// To is, for a rewind, the entry whose snapshot was restored.
+	To int `json:"to,omitempty"`
+	// Skipped lists untracked paths the snapshot left out.
+	Skipped []SkippedPath `json:"skipped,omitempty"`
+	// Ms is how long the snapshot took.
+	Ms int64 `json:"ms,omitempty"`
+}
+
+// SkippedPath is an untracked file or directory a snapshot left out.
+type SkippedPath struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// CodeRef returns the ref that keeps session id's snapshots reachable.
+func CodeRef(id string) string { return codeRefPrefix + id }
+
+// Snapshotter takes snapshots of one work tree for one session, through the
+// real git binary and a private index (GIT_INDEX_FILE) kept between
+// snapshots under <git dir>/decode/, so the user's index, HEAD and branches
+// are never touched and most of the work is a stat walk. Only the process
+// that holds the session's lock may use it.
+type Snapshotter struct {
+	store *Store
+	id    string
+	dir   string
+	now   func() time.Time
+
+	ready   bool
+	top     string   // the work tree's top directory
+	env     []string // environment for git: GIT_DIR, GIT_WORK_TREE, GIT_INDEX_FILE
+	index   string   // the private index
+	seed    string   // the user's index, copied to start the private one
+	tip     plumbing.Hash
+	tipTree plumbing.Hash
+}
+
+// Snapshotter returns the session's snapshotter for the work tree holding
+// dir (its repository's top, or dir itself outside git).
+func (s *Session) Snapshotter(dir string) *Snapshotter {
+	return &Snapshotter{store: s.store, id: s.id, dir: dir, now: s.store.clock}
+}
+
+// Top returns the directory snapshots are taken of.
+func (sn *Snapshotter) Top(ctx context.Context) (string, error) {
+	if err := sn.init(ctx); err != nil {
+		return "", err
+	}
+	return sn.top, nil
+}
+
+// init finds the work tree and its git dir, clears what a killed snapshot
+// may have left, and reads the session's last snapshot commit.
+func (sn *Snapshotter) init(ctx context.Context) error {
+	if sn.ready {
+		return nil
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		return errors.New("code snapshots need the git command, which is not on PATH")
+	}
+	gitDir, top, err := sn.locate(ctx)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(sn.store.gitDir, "decode")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	sn.top = top
+	sn.index = filepath.Join(dir, "index-"+sn.id)
+	if gitDir != sn.store.gitDir || fileExists(filepath.Join(gitDir, "index")) {
+		sn.seed = filepath.Join(gitDir, "index")
+	}
+	sn.env = gitEnv(os.Getenv, "GIT_DIR="+gitDir, "GIT_WORK_TREE="+top, "GIT_INDEX_FILE="+sn.index)
+	// We hold the session's lock, so lock files of its private index and
+	// code ref can only be left by a process that was killed.
+	for _, p := range []string{sn.index + ".lock", sn.index + ".restore", sn.index + ".restore.lock", sn.store.refs.path(CodeRef(sn.id)) + ".lock"} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("snapshot: %w", err)
+		}
+	}
+	if sn.tip, err = sn.store.refs.read(CodeRef(sn.id)); err != nil {
+		return err
+	}
+	if !sn.tip.IsZero() {
+		c, err := sn.store.db.commit(sn.tip)
+		if err != nil {
+			return fmt.Errorf("snapshot: %w", err)
+		}
+		sn.tipTree = c.TreeHash
+	}
+	sn.ready = true
+	return nil
+}
+
+// locate returns the git dir of the work tree holding sn.dir and its top:
+// git's own answer when it is the repository the sessions live in, else
+// sn.dir itself with the store as its git dir.
+func (sn *Snapshotter) locate(ctx context.Context) (gitDir, top string, err error) {
+	out, err := sn.gitAt(ctx, sn.dir, nil, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir", "--git-common-dir")
+	if err == nil {
+		f := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if len(f) == 3 && samePath(f[2], sn.store.gitDir) {
+			return f[1], f[0], nil
+		}
+	}
+	abs, err := filepath.Abs(sn.dir)
+	if err != nil {
+		return "", "", fmt.Errorf("snapshot: %w", err)
+	}
+	return sn.store.gitDir, abs, nil
+}
+
+func samePath(a, b string) bool {
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	return err1 == nil && err2 == nil && ra == rb
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// gitEnv keeps only what git needs to find its own configuration (so no
+// key in decode's environment reaches it) and adds set.
+func gitEnv(getenv func(string) string, set ...string) []string {
+	var env []string
+	for _, k := range []string{"PATH", "HOME", "XDG_CONFIG_HOME", "GIT_DIR", "GIT_WORK_TREE", "GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM", "TMPDIR", "LANG", "LC_ALL", "LC_CTYPE"} {
+		if v := getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	return append(env, set...)
+}
+
+// gitOpts are set on every snapshot git command: the untracked cache keeps
+// the walk for new files cheap, and no fsmonitor hook of the repository runs.
+var gitOpts = []string{"-c", "core.untrackedCache=true", "-c", "core.fsmonitor=false", "-c", "core.quotePath=false"}
+
+// git runs git in the work tree with the private index.
+func (sn *Snapshotter) git(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
+	return sn.gitAt(ctx, sn.top, stdin, args...)
+}
+
+func (sn *Snapshotter) gitAt(ctx context.Context, dir string, stdin []byte, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "git", append(append([]string{}, gitOpts...), args...)...)
+	cmd.Dir = dir
+	cmd.Env = sn.env
+	if sn.env == nil {
+		cmd.Env = gitEnv(os.Getenv)
+	}
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return out, fmt.Errorf("git %s: %s", args[0], msg)
+	}
+	return out, nil
+}
+
+// Snapshot writes a tree of the work tree and, when it differs from the
+// session's last one, a commit keeping it on the session's code ref. It
+// returns the snapshot's data (Kind and CallID are the caller's to fill).
+func (sn *Snapshotter) Snapshot(ctx context.Context) (SnapshotData, error) {
+	start := time.Now()
+	if err := sn.init(ctx); err != nil {
+		return SnapshotData{}, err
+	}
+	tree, skipped, err := sn.writeTree(ctx)
+	if err != nil {
+		// A private index git cannot use (its blobs pruned by git gc
+		// after a crash, say) is only a cache: start it again.
+		if rerr := os.Remove(sn.index); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			return SnapshotData{}, err
+		}
+		if tree, skipped, err = sn.writeTree(ctx); err != nil {
+			return SnapshotData{}, fmt.Errorf("snapshot %s: %w", sn.top, err)
+		}
+	}
+	if tree != sn.tipTree {
+		if err := sn.commit(tree); err != nil {
+			return SnapshotData{}, err
+		}
+	}
+	return SnapshotData{Tree: tree.String(), Commit: sn.tip.String(), Skipped: skipped, Ms: time.Since(start).Milliseconds()}, nil
+}
+
+// commit adds a commit of tree to the session's code ref.
+func (sn *Snapshotter) commit(tree plumbing.Hash) error {
+	var parents []plumbing.Hash
+	if !sn.tip.IsZero() {
+		parents = []plumbing.Hash{sn.tip}
+	}
+	sig := object.Signature{Name: committerName, Email: committerEmail, When: sn.now().UTC()}
+	h, err := sn.store.db.putCommit(&object.Commit{
+		Author: sig, Committer: sig, TreeHash: tree, ParentHashes: parents,
+		Message: "snapshot of " + sn.top + "\n\nDecode-Session: " + sn.id + "\n",
+	})
+	if err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	if err := sn.store.refs.update(CodeRef(sn.id), sn.tip, h); err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	sn.tip, sn.tipTree = h, tree
+	return nil
+}
+
+// writeTree brings the private index up to date with the work tree and
+// writes its tree. git status (with the untracked cache) finds what changed
+// since the last snapshot; only those paths are hashed.
+func (sn *Snapshotter) writeTree(ctx context.Context) (plumbing.Hash, []SkippedPath, error) {
+	if !fileExists(sn.index) && sn.seed != "" {
+		if err := copyFile(sn.seed, sn.index); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return plumbing.ZeroHash, nil, fmt.Errorf("seed the snapshot index: %w", err)
+		}
+	}
+	out, err := sn.git(ctx, nil, "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=normal", "--ignore-submodules=all")
+	if err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	paths, dirs := parseStatus(out)
+	var skipped []SkippedPath
+	var add bytes.Buffer
+	for _, p := range paths {
+		add.WriteString(p)
+		add.WriteByte(0)
+	}
+	for _, d := range dirs {
+		if skip, ok := sn.vetUntracked(d); !ok {
+			skipped = append(skipped, skip...)
+			continue
+		}
+		if !strings.HasSuffix(d, "/") {
+			add.WriteString(d)
+			add.WriteByte(0)
+			continue
+		}
+		files, err := sn.git(ctx, nil, "ls-files", "-z", "--others", "--exclude-standard", "--", ":(top,literal)"+d)
+		if err != nil {
+			return plumbing.ZeroHash, nil, err
+		}
+		for _, f := range strings.Split(string(files), "\x00") {
+			if f == "" {
+				continue
+			}
+			if strings.HasSuffix(f, "/") {
+				skipped = append(skipped, SkippedPath{Path: f, Reason: "a nested git repository"})
+				continue
+			}
+			if skip, ok := sn.vetUntracked(f); !ok {
+				skipped = append(skipped, skip...)
+				continue
+			}
+			add.WriteString(f)
+			add.WriteByte(0)
+		}
+	}
+	if add.Len() > 0 {
+		if _, err := sn.git(ctx, add.Bytes(), "update-index", "--add", "--remove", "-z", "--stdin"); err != nil {
+			return plumbing.ZeroHash, nil, err
+		}
+	}
+	out, err = sn.git(ctx, nil, "write-tree")
+	if err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	h := plumbing.NewHash(strings.TrimSpace(string(out)))
+	if h.IsZero() {
+		return plumbing.ZeroHash, nil, fmt.Errorf("git write-tree printed %q", out)
+	}
+	return h, skipped, nil
+}
+
+// parseStatus reads git status --porcelain -z: the paths whose work-tree
+// state differs from the index (modified, deleted, unmerged) and the
+// untracked ones (a directory, wholly untracked, ends in "/").
+func parseStatus(out []byte) (paths, untracked []string) {
+	for _, rec := range strings.Split(string(out), "\x00") {
+		if len(rec) < 4 {
+			continue
+		}
+		xy, p := rec[:2], rec[3:]
+		switch {
+		case xy == "??":
+			untracked = append(untracked, p)
+		case xy[1] != ' ' || xy[0] == 'U' || xy == "AA" || xy == "DD":
+			paths = append(paths, p)
+		}
+	}
+	return paths, untracked
+}
+
+// vetUntracked reports whether an untracked file, or a wholly untracked
+// directory (ending in "/"), is small enough to snapshot, and what it
+// leaves out when not.
+func (sn *Snapshotter) vetUntracked(p string) ([]SkippedPath, bool) {
+	full := filepath.Join(sn.top, filepath.FromSlash(strings.TrimSuffix(p, "/")))
+	if !strings.HasSuffix(p, "/") {
+		fi, err := os.Lstat(full)
+		if err == nil && fi.Mode().IsRegular() && fi.Size() > MaxSnapshotFile {
+			return []SkippedPath{{Path: p, Reason: fmt.Sprintf("larger than %d MiB (%d bytes)", MaxSnapshotFile>>20, fi.Size())}}, false
+		}
+		return nil, true
+	}
+	n := 0
+	errTooMany := errors.New("too many")
+	err := filepath.WalkDir(full, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if !d.IsDir() {
+			n++
+		}
+		if n > MaxSnapshotDirFiles {
+			return errTooMany
+		}
+		return nil
+	})
+	if err == errTooMany {
+		return []SkippedPath{{Path: p, Reason: fmt.Sprintf("a new directory of more than %d files", MaxSnapshotDirFiles)}}, false
+	}
+	return nil, true
+}
+
+// copyFile copies src to dst through a temporary file renamed into place,
+// so a crash never leaves a half-written dst.
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	tmp, err := os.CreateTemp(filepath.Dir(dst), filepath.Base(dst)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := io.Copy(tmp, in); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), dst)
+}
