@@ -209,13 +209,14 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 
 // recoverCall answers a call whose decision is logged but whose result is
 // not: the process died or was killed while it ran. A read-only call runs
-// again; any other is reported as interrupted, never run twice.
+// again; any other, or an external one (an MCP server's), is reported as
+// interrupted, never run twice.
 func (l *loop) recoverCall(ctx context.Context, call llm.ToolCall, tool tools.Tool, known bool, d session.ToolCallData) llm.ToolResult {
 	var res tools.Result
 	switch {
 	case d.Decision != string(tools.Allow):
 		res = tools.Result{Content: d.Reason, IsError: true, Note: "denied"}
-	case known && tool.ReadOnly():
+	case known && tool.ReadOnly() && !tools.IsExternal(tool):
 		res = runTool(ctx, tool, call.Args)
 	default:
 		res = tools.Result{Content: interruptedNote, IsError: true, Note: "interrupted"}

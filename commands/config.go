@@ -11,6 +11,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"decode/secrets"
+	"decode/tools/mcp"
 )
 
 // Config is decode's configuration after merging, lowest to highest
@@ -36,6 +37,9 @@ type Config struct {
 	Models map[string]ModelConfig `toml:"models"`
 	// Compaction tunes when and how a long session's context is compacted.
 	Compaction CompactionConfig `toml:"compaction"`
+	// MCPServers are the MCP servers whose tools runs offer, by name; a
+	// repository's (in its config or .mcp.json) only once it is trusted.
+	MCPServers map[string]mcp.Server `toml:"mcp_servers"`
 }
 
 // ModelConfig describes a model the built-in table does not know (a local
@@ -81,6 +85,7 @@ func (f *Factory) loadConfig(repoRoot string) (Config, []string, error) {
 	if err := mergeFile(&c, user); err != nil {
 		return c, nil, err
 	}
+	setSource(c.MCPServers, mcp.SourceUser)
 	if repoRoot != "" {
 		var r Config
 		path := filepath.Join(repoRoot, ".decode", "config.toml")
@@ -109,13 +114,20 @@ func (f *Factory) loadConfig(repoRoot string) (Config, []string, error) {
 			c.Compaction = r.Compaction
 		}
 		c.SecretEnv = append(c.SecretEnv, r.SecretEnv...)
+		setSource(r.MCPServers, mcp.SourceProject)
+		trusted := f.trusts(repoRoot, path)
 		switch {
 		case !r.widens():
-		case f.trusts(repoRoot, path):
+		case trusted:
 			mergeTrusted(&c, r)
 		default:
-			warnings = append(warnings, path+": hooks, allow, mode and providers from a repository's config are ignored until you trust it with decode trust (or put them in "+user+")")
+			warnings = append(warnings, path+": hooks, allow, mode, providers and MCP servers from a repository's config are ignored until you trust it with decode trust (or put them in "+user+")")
 		}
+		w, err := f.mergeMCPJSON(&c, repoRoot, trusted)
+		if err != nil {
+			return c, nil, err
+		}
+		warnings = append(warnings, w...)
 	}
 	if v := f.Getenv("DECODE_MODEL"); v != "" {
 		c.Model = v

@@ -50,6 +50,11 @@ type AgentOptions struct {
 	PlanFile string
 	// Remember appends one dated sentence of what was learned to ./MEMORY.md.
 	Remember bool
+	// MCPStrict makes an MCP server that fails to start an error.
+	MCPStrict bool
+	// recordedMCP is what the start entry of a resumed or replayed session
+	// recorded of its MCP servers.
+	recordedMCP []session.MCPServerData
 }
 
 func agentFlags(withMode bool) []cli.Flag {
@@ -67,6 +72,7 @@ func agentFlags(withMode bool) []cli.Flag {
 		&cli.DurationFlag{Name: "timeout", Usage: "stop after `DURATION` of wall time, e.g. 20m (exit 5)"},
 		&cli.StringFlag{Name: "system-file", Usage: "replace the system prompt with the text in `FILE`"},
 		&cli.StringFlag{Name: "append-system-file", Usage: "add the text in `FILE` to the system prompt"},
+		&cli.BoolFlag{Name: "mcp-strict", Usage: "fail (exit 1) when a configured MCP server does not start, instead of warning and going on without it"},
 	}
 	if withMode {
 		fl = append(fl,
@@ -105,5 +111,6 @@ func agentOptions(f *Factory, command string, c *cli.Context) *AgentOptions {
 		AddDirs:          c.StringSlice("add-dir"),
 		SystemFile:       c.String("system-file"),
 		AppendSystemFile: c.String("append-system-file"),
+		MCPStrict:        c.Bool("mcp-strict"),
 	}
 }

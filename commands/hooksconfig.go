@@ -7,6 +7,7 @@ import (
 
 	"decode/agent"
 	"decode/secrets"
+	"decode/tools/mcp"
 )
 
 // HooksConfig is the [hooks] table: for each event of the agent loop, the
@@ -90,7 +91,7 @@ func (h HooksConfig) timeout() (time.Duration, error) {
 // widens reports whether a repository config sets anything that runs code
 // or widens permissions, and so needs the user's trust.
 func (c Config) widens() bool {
-	return len(c.Allow) > 0 || c.Mode != "" || len(c.Providers) > 0 || len(c.Hooks.commands()) > 0
+	return len(c.Allow) > 0 || c.Mode != "" || len(c.Providers) > 0 || len(c.Hooks.commands()) > 0 || len(c.MCPServers) > 0
 }
 
 // mergeTrusted adds what a trusted repository config widens.
@@ -106,14 +107,37 @@ func mergeTrusted(c *Config, r Config) {
 		c.Providers[name] = p
 	}
 	c.Hooks.add(r.Hooks)
+	for name, s := range r.MCPServers {
+		if _, mine := c.MCPServers[name]; mine {
+			continue // the user's own server of that name wins
+		}
+		if c.MCPServers == nil {
+			c.MCPServers = map[string]mcp.Server{}
+		}
+		c.MCPServers[name] = s
+	}
 }
 
 // trusts reports whether the user trusted the repository at root with its
-// config file as it is now.
+// config file (and .mcp.json) as they are now.
 func (f *Factory) trusts(root, path string) bool {
-	data, err := secrets.ReadFile(path, root, f.configDir())
-	if err != nil {
+	data, ok := trustedFiles(root, path, f.configDir())
+	if !ok {
 		return false
 	}
 	return trustStore{path: filepath.Join(f.configDir(), "trusted")}.trusted(root, data)
+}
+
+// trustedFiles returns what the trust hash covers: the repository's
+// config at path and, when there is one, its .mcp.json. Without a
+// .mcp.json the data is the config alone, so trust given before .mcp.json
+// was covered still holds. ok is false when neither file exists.
+func trustedFiles(root, path, configDir string) ([]byte, bool) {
+	data, err := secrets.ReadFile(path, root, configDir)
+	cfgOK := err == nil
+	mcpData, err := secrets.ReadFile(filepath.Join(root, ".mcp.json"), root)
+	if err != nil {
+		return data, cfgOK
+	}
+	return append(append(data, "\n\x00.mcp.json\x00\n"...), mcpData...), true
 }

@@ -70,6 +70,7 @@ Exit codes: 0 done, 1 error, 2 usage, 3 paused, 4 provider, 5 limit,
 			NewCmdDoctor(f, nil),
 			NewCmdTrust(f, nil),
 			NewCmdVersion(f),
+			NewCmdMCP(f, nil),
 		},
 		Action: rootAction,
 	}
@@ -142,6 +143,17 @@ func permuteArgs(app *cli.App, args []string) []string {
 	if cmd == nil {
 		return append(out, args[i:]...)
 	}
+	// A command with subcommands (decode mcp add): flags belong to the
+	// subcommand named next.
+	for len(cmd.Subcommands) > 0 && i < len(args) {
+		sub := subcommand(cmd, args[i])
+		if sub == nil {
+			break
+		}
+		out = append(out, args[i])
+		cmd = sub
+		i++
+	}
 	takesValue := valueFlags(cmd)
 	var flags, pos []string
 	for ; i < len(args); i++ {
@@ -167,6 +179,16 @@ func permuteArgs(app *cli.App, args []string) []string {
 		out = append(out, pos...)
 	}
 	return out
+}
+
+// subcommand returns cmd's subcommand called name, or nil.
+func subcommand(cmd *cli.Command, name string) *cli.Command {
+	for _, sub := range cmd.Subcommands {
+		if sub.HasName(name) {
+			return sub
+		}
+	}
+	return nil
 }
 
 // valueFlags lists the names of a command's flags that take a value.

@@ -162,6 +162,7 @@ func continueAs(o *AgentOptions, es []session.Entry) {
 	if (command == "ask" || command == "plan") && o.Mode == "" {
 		o.Command, o.Mode = command, "plan"
 	}
+	o.recordedMCP = recordedMCP(es)
 }
 
 // sessionModel returns the model a session continues with and the command

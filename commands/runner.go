@@ -46,6 +46,8 @@ func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {
 	for _, w := range warnings {
 		r.warn(w)
 	}
+	servers := f.mcpStart(ctx, o, cfg, dir)
+	defer servers.close()
 	prompt, err := d.prompt(f.IO, o)
 	if err != nil {
 		return err
@@ -57,6 +59,9 @@ func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {
 	d = withSchema(schema, r.warn, d)
 	opts, err := f.agentSetup(ctx, o, cfg, dir, root)
 	if err != nil {
+		return err
+	}
+	if err := addMCPTools(&opts, o, cfg, servers, r.warn); err != nil {
 		return err
 	}
 	opts.Sink = r.event
@@ -79,7 +84,7 @@ func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {
 	if o.Session == "" {
 		opts.Start = &session.StartData{
 			Model: opts.Model.Name(), Cwd: dir, Mode: gateMode(o, cfg), Command: o.Command, Version: f.Version,
-			System: shortHash(opts.System),
+			System: shortHash(opts.System), MCP: mcpRecord(servers),
 		}
 	}
 	opts.ExitCode = ExitCode

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"decode/tools/mcp/mcptest"
 )
 
 // TestMain lets testscript run the test binary as the `decode` command, so
@@ -16,7 +18,8 @@ import (
 // separate process with real stdin, stdout, stderr and exit codes.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"decode": func() { os.Exit(Main(os.Args, NewFactory("test"))) },
+		"decode":  func() { os.Exit(Main(os.Args, NewFactory("test"))) },
+		"mcptest": func() { os.Exit(mcptest.Main(os.Args[1])) },
 	})
 }
 

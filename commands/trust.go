@@ -38,11 +38,12 @@ func NewCmdTrust(f *Factory, runF func(*cli.Context, *TrustOptions) error) *cli.
 		Usage:     "let this repository's .decode/config.toml run hooks and widen permissions",
 		ArgsUsage: "[DIR]",
 		Description: `A repository's own .decode/config.toml is not trusted by default: its hooks
-do not run, and its allow rules, mode and providers are ignored, so running
-decode in a freshly cloned repository cannot execute anything it brings.
-decode trust shows what the config would enable and trusts it as it is now:
-the trust is keyed by the repository's path and a hash of the file, so any
-change to the config needs a new decode trust.
+do not run, and its allow rules, mode, providers and MCP servers are ignored,
+nor are the MCP servers of its .mcp.json started, so running decode in a
+freshly cloned repository cannot execute anything it brings. decode trust
+shows what the config would enable and trusts it as it is now: the trust is
+keyed by the repository's path and a hash of .decode/config.toml and
+.mcp.json, so any change to either needs a new decode trust.
 
    decode trust              # trust this repository's config as it is
    decode trust --list       # the trusted repositories
@@ -96,18 +97,38 @@ func trustRun(_ *cli.Context, o *TrustOptions) error {
 	}
 	path := filepath.Join(root, ".decode", "config.toml")
 	data, err := secrets.ReadFile(path, root, o.F.configDir())
-	if err != nil {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("nothing to trust: %w", err)
 	}
+	all, ok := trustedFiles(root, path, o.F.configDir())
+	if !ok {
+		return fmt.Errorf("nothing to trust: %s has neither .decode/config.toml nor .mcp.json", root)
+	}
 	var c Config
-	if err := decodeConfig(&c, path, data); err != nil {
+	if err == nil {
+		if err := decodeConfig(&c, path, data); err != nil {
+			return err
+		}
+	}
+	servers, err := readMCPJSON(root, o.F.Getenv)
+	if err != nil {
 		return err
 	}
 	describeTrust(o.F.IO.Out, c)
-	if err := ts.set(root, configHash(data)); err != nil {
+	for _, s := range servers {
+		fmt.Fprintf(o.F.IO.Out, "mcp server %s (.mcp.json): %s\n", s.Name, serverTarget(s))
+	}
+	if err := ts.set(root, configHash(all)); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.F.IO.Err, "trusted %s as its .decode/config.toml is now (a change to it needs decode trust again)\n", root)
+	files := ".decode/config.toml is"
+	switch _, err := os.Stat(path); {
+	case len(servers) > 0 && err == nil:
+		files = ".decode/config.toml and .mcp.json are"
+	case len(servers) > 0:
+		files = ".mcp.json is"
+	}
+	fmt.Fprintf(o.F.IO.Err, "trusted %s as its %s now (a change needs decode trust again)\n", root, files)
 	return nil
 }
 
@@ -133,6 +154,9 @@ func describeTrust(w io.Writer, c Config) {
 	for _, n := range names {
 		p := c.Providers[n]
 		fmt.Fprintf(w, "provider %s: base_url %q, api_key_env %q\n", n, p.BaseURL, p.APIKeyEnv)
+	}
+	for _, s := range sortedServers(c.MCPServers) {
+		fmt.Fprintf(w, "mcp server %s: %s\n", s.Name, serverTarget(s))
 	}
 }
 

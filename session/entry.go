@@ -72,6 +72,19 @@ type StartData struct {
 	Version string `json:"version"` // decode's version
 	// System is a hash of the system prompt, to notice when it changed.
 	System string `json:"system,omitempty"`
+	// MCP lists the MCP servers the run started, with a hash of each of
+	// their tools' definitions, to notice when a tool changed or vanished.
+	MCP []MCPServerData `json:"mcp,omitempty"`
+}
+
+// MCPServerData is one MCP server of a run: its name, transport and where
+// its config came from, and its tools (decode's name to a hash of the
+// definition the model saw).
+type MCPServerData struct {
+	Name      string            `json:"name"`
+	Transport string            `json:"transport"`
+	Source    string            `json:"source,omitempty"`
+	Tools     map[string]string `json:"tools"`
 }
 
 // UserData is a user message.

@@ -149,6 +149,8 @@ func (g *Gate) Check(name string, readOnly bool, args json.RawMessage) Verdict {
 		return g.checkFileRead(name, readOnly, args)
 	case name == "web_fetch":
 		return g.checkFetch(args)
+	case strings.HasPrefix(name, "mcp__"):
+		return g.checkMCP(name, readOnly, args)
 	}
 	return g.checkOther(name, readOnly, args)
 }
@@ -231,6 +233,20 @@ func (g *Gate) checkOther(name string, readOnly bool, args json.RawMessage) Verd
 		return allow(r.text)
 	}
 	return g.modeDefault(readOnly, what)
+}
+
+// checkMCP decides a call of an MCP server's tool. Such a tool asks in
+// default and edit mode unless a rule allows it, and never runs in plan
+// mode, rule or not, unless the user's own config marks its server
+// read-only (which readOnly then says).
+func (g *Gate) checkMCP(name string, readOnly bool, args json.RawMessage) Verdict {
+	if g.mode == ModePlan && !readOnly {
+		if r := firstRule(g.deny, name, func(r *rule) bool { return true }); r != nil {
+			return deny(fmt.Sprintf("tool %s is denied by the rule %s; do not call it again", name, r.text), r.text)
+		}
+		return deny(fmt.Sprintf("plan mode runs MCP tools only from servers the user's config marks read_only, so %s cannot run; describe it as a step of the plan instead", name), "")
+	}
+	return g.checkOther(name, readOnly, args)
 }
 
 // checkFetch matches web_fetch rules against the host of the URL.

@@ -33,6 +33,8 @@ type rule struct {
 	absolute bool
 	// Domain rules.
 	domain string
+	// mcpPrefix: tool is a prefix of the MCP tool names the rule covers.
+	mcpPrefix bool
 }
 
 // pathRuleTools are the tools whose rules take a path pattern.
@@ -43,6 +45,9 @@ func parseRule(s string) (rule, error) {
 	s = strings.TrimSpace(s)
 	tool, spec, hasSpec := strings.Cut(s, "(")
 	tool = strings.TrimSpace(tool)
+	if strings.HasPrefix(tool, "mcp__") {
+		return parseMCPRule(s, tool, hasSpec)
+	}
 	if !validToolName(tool) {
 		return rule{}, fmt.Errorf("rule %q: %q is not a tool name", s, tool)
 	}
@@ -152,10 +157,29 @@ func (r *rule) parseDomain(spec string) error {
 	return nil
 }
 
+// parseMCPRule parses a rule for MCP tools: mcp__server__tool, a glob
+// ending in * (mcp__github__list_*), or mcp__server for all of a server's
+// tools. MCP rules take no specifier.
+func parseMCPRule(s, tool string, hasSpec bool) (rule, error) {
+	if hasSpec {
+		return rule{}, fmt.Errorf("rule %q: MCP tools take no specifier; write %s alone, or a name ending in * to match several tools", s, tool)
+	}
+	name, glob := strings.CutSuffix(tool, "*")
+	if !validToolName(name) || strings.Contains(name, "*") {
+		return rule{}, fmt.Errorf("rule %q: %q is not an MCP tool name (mcp__server__tool, or a prefix of one ending in *)", s, tool)
+	}
+	if !glob && strings.Count(name, "__") == 1 {
+		name, glob = name+"__", true // mcp__server: every tool of the server
+	}
+	return rule{text: tool, tool: name, mcpPrefix: glob}, nil
+}
+
 // covers reports whether the rule applies to calls of tool: edit rules
 // cover every tool that changes a file, read rules every tool that reads.
 func (r *rule) covers(tool string) bool {
 	switch {
+	case r.mcpPrefix:
+		return strings.HasPrefix(tool, r.tool)
 	case r.tool == tool:
 		return true
 	case r.tool == "edit":

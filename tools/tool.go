@@ -47,3 +47,17 @@ type Verdict struct {
 	// Rule is the rule that matched ("bash(go test *)"), or "" for a mode default.
 	Rule string
 }
+
+// External is implemented by tools whose effects happen where decode
+// cannot see them (an MCP server's tools). After a crash, a call of one
+// that has no result is reported as interrupted and never run again, even
+// when it counts as read-only.
+type External interface {
+	External() bool
+}
+
+// IsExternal reports whether t is an External tool.
+func IsExternal(t Tool) bool {
+	e, ok := t.(External)
+	return ok && e.External()
+}
