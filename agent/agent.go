@@ -52,9 +52,6 @@ type Options struct {
 	Now func() time.Time
 	// Start, when set, opens a new session: it is recorded before the prompt.
 	Start *session.StartData
-	// ExitCode maps the run's error to the exit code recorded in the end
-	// entry; nil records 0 on success and 1 otherwise.
-	ExitCode func(error) int
 
 	// MaxSteps caps the task's tool-call steps; 0 means no cap.
 	MaxSteps int
@@ -97,6 +94,8 @@ type Outcome struct {
 	// Cost is this run's cost in USD as priced by Options.Cost; 0 when
 	// Cost is nil or the model's price is unknown.
 	Cost float64
+	// Status is how the run ended, as its end entry records it.
+	Status session.Status
 }
 
 // Run continues the conversation in o.Log. It first settles what the
@@ -139,7 +138,8 @@ func Run(ctx context.Context, o Options, prompt string) (Outcome, error) {
 		err = ferr
 	}
 	l.ended = true
-	l.notify(ctx, HookEvent{Event: HookRunEnd, Status: status(err), Exit: l.exitCode(err)})
+	l.out.Status = StatusOf(err)
+	l.notify(ctx, HookEvent{Event: HookRunEnd, Status: string(l.out.Status), Exit: exitCode(err)})
 	return l.out, err
 }
 
@@ -361,44 +361,41 @@ func (l *loop) fail(ctx context.Context, err error) error {
 // end records how the run ended. A resume that found the session still
 // waiting and did nothing records nothing.
 func (l *loop) end(err error, d time.Duration) {
-	st := status(err)
+	st := StatusOf(err)
 	if st == session.StatusPaused && !l.changed {
 		return
 	}
 	switch {
 	case errors.Is(err, errStopped):
 		l.add(session.NewEntry(session.TypeInterrupted, session.InterruptedData{Reason: "stopped at a step boundary by a signal"}, "interrupted"))
-	case st == "interrupted":
+	case st == session.StatusInterrupted:
 		l.add(session.NewEntry(session.TypeInterrupted, session.InterruptedData{Reason: "cancelled by a signal"}, "interrupted"))
 	}
 	l.add(session.NewEntry(session.TypeEnd, session.EndData{
-		Status: st, Exit: l.exitCode(err), Usage: l.out.Usage, Turns: l.out.Turns, Ms: d.Milliseconds(),
-	}, st))
+		Status: st, Exit: exitCode(err), Usage: l.out.Usage, Turns: l.out.Turns, Ms: d.Milliseconds(),
+	}, string(st)))
 }
 
-// status names how a run ended, as the end entry records it.
-func status(err error) string {
+// StatusOf names how a run that returned err ended, as the end entry
+// records it.
+func StatusOf(err error) session.Status {
 	switch {
 	case err == nil:
-		return "done"
+		return session.StatusDone
 	case errors.Is(err, ErrPaused):
 		return session.StatusPaused
-	case errors.Is(err, ErrLimit):
-		return "limit"
+	case errors.Is(err, ErrLimit), errors.Is(err, context.DeadlineExceeded):
+		return session.StatusLimit
 	case errors.Is(err, context.Canceled):
-		return "interrupted"
+		return session.StatusInterrupted
 	}
-	return "error"
+	return session.StatusError
 }
 
-func (l *loop) exitCode(err error) int {
-	switch {
-	case err == nil:
-		return 0
-	case l.o.ExitCode != nil:
-		return l.o.ExitCode(err)
-	}
-	return 1
+// exitCode is the exit code the end entry records for a run that returned
+// err: its status's, and for an error whether the provider failed.
+func exitCode(err error) int {
+	return StatusOf(err).ExitCode(llm.AsError(err) != nil)
 }
 
 // add queues an entry for the next flush.

@@ -139,7 +139,7 @@ func TestAnswerWithoutTools(t *testing.T) {
 	assert.Equal(t, []llm.Message{{Role: llm.RoleUser, Text: "hi"}}, m.reqs[0].Messages)
 	var end session.EndData
 	require.NoError(t, log.Entries()[3].Decode(&end))
-	assert.Equal(t, "done", end.Status)
+	assert.Equal(t, session.Status("done"), end.Status)
 }
 
 func TestToolCallsRecordedBeforeSideEffects(t *testing.T) {
@@ -224,8 +224,7 @@ func TestMaxTurns(t *testing.T) {
 	loop := say("", call("1", "ls", `{}`))
 	m := &fakeModel{responses: []llm.Response{loop, loop, loop}}
 	log := &MemoryLog{}
-	out, err := Run(context.Background(), Options{Model: m, Tools: tools.NewRegistry(ls), Gate: allowAll, Log: log, MaxTurns: 2,
-		ExitCode: func(error) int { return 5 }}, "go")
+	out, err := Run(context.Background(), Options{Model: m, Tools: tools.NewRegistry(ls), Gate: allowAll, Log: log, MaxTurns: 2}, "go")
 	require.ErrorIs(t, err, ErrLimit)
 	var le *LimitError
 	require.True(t, errors.As(err, &le))
@@ -236,7 +235,7 @@ func TestMaxTurns(t *testing.T) {
 	assert.Equal(t, "limit", es[len(es)-2].Type)
 	var end session.EndData
 	require.NoError(t, es[len(es)-1].Decode(&end))
-	assert.Equal(t, "limit", end.Status)
+	assert.Equal(t, session.StatusLimit, end.Status)
 	assert.Equal(t, 5, end.Exit)
 }
 

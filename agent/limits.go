@@ -99,13 +99,13 @@ func (l *loop) checkLimits() error {
 	var limit, value string
 	switch active := s.active + l.now().Sub(l.start); {
 	case o.MaxTurns > 0 && s.turns >= o.MaxTurns:
-		limit, value = "turns", fmt.Sprintf("%d model requests; raise --max-turns", s.turns)
+		limit, value = "turns", fmt.Sprintf("%d model requests", s.turns)
 	case o.MaxSteps > 0 && s.steps >= o.MaxSteps:
-		limit, value = "steps", fmt.Sprintf("%d tool-call steps; raise --max-steps", s.steps)
+		limit, value = "steps", fmt.Sprintf("%d tool-call steps", s.steps)
 	case o.MaxCost > 0 && s.cost >= o.MaxCost:
-		limit, value = "cost", fmt.Sprintf("$%.4f spent of $%.2f; raise --max-cost", s.cost, o.MaxCost)
+		limit, value = "cost", fmt.Sprintf("$%.4f spent of $%.2f", s.cost, o.MaxCost)
 	case o.Timeout > 0 && active >= o.Timeout:
-		limit, value = "time", fmt.Sprintf("%s of %s; raise --timeout", active.Round(time.Millisecond), o.Timeout)
+		limit, value = "time", fmt.Sprintf("%s of %s", active.Round(time.Millisecond), o.Timeout)
 	default:
 		return nil
 	}
@@ -133,5 +133,5 @@ func (l *loop) timedOut(parent, ctx context.Context, err error) error {
 		return err
 	}
 	active := l.spent.active + l.now().Sub(l.start)
-	return l.limit("time", fmt.Sprintf("%s of %s; raise --timeout", active.Round(time.Millisecond), l.o.Timeout))
+	return l.limit("time", fmt.Sprintf("%s of %s", active.Round(time.Millisecond), l.o.Timeout))
 }

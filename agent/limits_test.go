@@ -35,7 +35,7 @@ func TestMaxSteps(t *testing.T) {
 	assert.Equal(t, "steps", limitOf(t, err))
 	es := log.Entries()
 	assert.Equal(t, session.TypeLimit, es[len(es)-2].Type)
-	assert.Equal(t, "limit", endOf(t, log).Status)
+	assert.Equal(t, session.Status("limit"), endOf(t, log).Status)
 }
 
 func TestMaxCost(t *testing.T) {
@@ -116,7 +116,7 @@ func TestSoftStopEndsAtTheNextBoundary(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Len(t, m.reqs, 1, "the step in progress finishes, no new request starts")
 	assert.Equal(t, []string{"user", "assistant", "tool_call", "tool_result", "interrupted", "end"}, types(log.Entries()))
-	assert.Equal(t, "interrupted", endOf(t, log).Status)
+	assert.Equal(t, session.Status("interrupted"), endOf(t, log).Status)
 	assert.True(t, Resumable(log.Entries()))
 }
 

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -26,18 +25,10 @@ type PausedError struct {
 
 func (e *PausedError) Error() string {
 	parts := make([]string, len(e.Waits))
-	var how []string
 	for i, w := range e.Waits {
 		parts[i] = Describe(w)
-		h := map[string]string{session.WaitQuestion: "decode answer", session.WaitTime: "decode resume --due once it is time"}[w.Kind]
-		if h == "" {
-			h = "decode approve or decode deny"
-		}
-		if !slices.Contains(how, h) {
-			how = append(how, h)
-		}
 	}
-	return "paused: " + strings.Join(parts, "; ") + " (" + strings.Join(how, ", ") + ", then decode resume)"
+	return "paused: " + strings.Join(parts, "; ")
 }
 
 // Is makes errors.Is(err, ErrPaused) true.

@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"iter"
 	"strings"
 	"testing"
@@ -99,23 +98,11 @@ func endOf(t *testing.T, log Log) session.EndData {
 	return d
 }
 
-func exitCodes(err error) int {
-	switch {
-	case errors.Is(err, ErrPaused):
-		return 3
-	case errors.Is(err, ErrLimit):
-		return 5
-	case err != nil:
-		return 1
-	}
-	return 0
-}
-
 func TestPauseApproveResume(t *testing.T) {
 	write := &fakeTool{name: "write", out: "written"}
 	m := &turnModel{responses: []llm.Response{say("", call("c1", "write", `{"path":"a", "content":"x"}`)), say("done")}}
 	log := &MemoryLog{}
-	opts := Options{Model: m, Tools: tools.NewRegistry(write), Gate: askFor("write"), Log: log, ExitCode: exitCodes}
+	opts := Options{Model: m, Tools: tools.NewRegistry(write), Gate: askFor("write"), Log: log}
 
 	_, err := Run(context.Background(), opts, "go")
 	var pe *PausedError
@@ -123,11 +110,11 @@ func TestPauseApproveResume(t *testing.T) {
 	require.Len(t, pe.Waits, 1)
 	assert.Equal(t, "c1", pe.Waits[0].CallID)
 	assert.Equal(t, CallHash("write", json.RawMessage(`{"content":"x","path":"a"}`)), pe.Waits[0].Hash)
-	assert.Equal(t, "paused: write a needs approval: write needs approval (decode approve or decode deny, then decode resume)", err.Error())
+	assert.Equal(t, "paused: write a needs approval: write needs approval", err.Error())
 	assert.Empty(t, write.ran, "a call waiting for approval does not run")
 	assert.Equal(t, []string{"user", "assistant", "approval_request", "end"}, types(log.Entries()))
 	end := endOf(t, log)
-	assert.Equal(t, "paused", end.Status)
+	assert.Equal(t, session.Status("paused"), end.Status)
 	assert.Equal(t, 3, end.Exit)
 	assert.True(t, Resumable(log.Entries()))
 
@@ -374,7 +361,7 @@ func TestDescribe(t *testing.T) {
 		{Name: "bash", Args: json.RawMessage(`{"command":"rm x"}`)}, {Name: "edit", Args: json.RawMessage(`{"path":"a"}`)},
 		{Name: "ask_user", Kind: session.WaitQuestion, Question: "which?"},
 	}}
-	assert.Equal(t, `paused: bash rm x needs approval; edit a needs approval; ask_user asks "which?" (decode approve or decode deny, decode answer, then decode resume)`, err.Error())
+	assert.Equal(t, `paused: bash rm x needs approval; edit a needs approval; ask_user asks "which?"`, err.Error())
 }
 
 func TestResumeAtATerminalAsksNow(t *testing.T) {

@@ -184,7 +184,7 @@ func (r *crashRepo) check() {
 	}
 	last := s.Entries()[len(s.Entries())-1]
 	if last.Type != session.TypeAssistant {
-		assert.Equal(t, "done", infos[0].Status, "the session ends done (or was killed right after its answer)")
+		assert.Equal(t, session.Status("done"), infos[0].Status, "the session ends done (or was killed right after its answer)")
 	}
 }
 

@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"decode/agent/llm/providers"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,6 +11,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"decode/agent/llm/providers"
 
 	"github.com/urfave/cli/v2"
 )

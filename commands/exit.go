@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
@@ -10,16 +9,17 @@ import (
 	"decode/session"
 )
 
-// Exit codes, documented in the README and kept stable.
+// Exit codes, documented in the README and kept stable; the session's end
+// entries record the same.
 const (
-	ExitOK          = 0
-	ExitError       = 1
-	ExitUsage       = 2
-	ExitPaused      = 3
-	ExitProvider    = 4
-	ExitLimit       = 5
-	ExitConflict    = 6
-	ExitInterrupted = 130
+	ExitOK          = session.ExitOK
+	ExitError       = session.ExitError
+	ExitUsage       = session.ExitUsage
+	ExitPaused      = session.ExitPaused
+	ExitProvider    = session.ExitProvider
+	ExitLimit       = session.ExitLimit
+	ExitConflict    = session.ExitConflict
+	ExitInterrupted = session.ExitInterrupted
 )
 
 // UsageError is a mistake on the command line (exit 2).
@@ -34,22 +34,12 @@ func usageErrorf(format string, args ...any) error {
 // ExitCode maps an error to decode's documented exit code. Only Main uses it.
 func ExitCode(err error) int {
 	var ue *UsageError
-	switch {
-	case err == nil:
-		return ExitOK
-	case errors.As(err, &ue):
+	if errors.As(err, &ue) {
 		return ExitUsage
-	case errors.Is(err, context.Canceled):
-		return ExitInterrupted
-	case errors.Is(err, agent.ErrPaused):
-		return ExitPaused
-	case errors.Is(err, agent.ErrLimit), errors.Is(err, context.DeadlineExceeded):
-		return ExitLimit
-	case errors.Is(err, session.ErrConflict):
-		return ExitConflict
-	case llm.AsError(err) != nil:
-		return ExitProvider
-	default:
-		return ExitError
 	}
+	st := agent.StatusOf(err)
+	if st == session.StatusError && errors.Is(err, session.ErrConflict) {
+		return ExitConflict
+	}
+	return st.ExitCode(llm.AsError(err) != nil)
 }

@@ -48,3 +48,21 @@ func TestErrorLineSaysWhatToDo(t *testing.T) {
 	}
 	assert.Equal(t, "plain failure", errorLine(errors.New("plain failure")), "other errors are left as they are")
 }
+
+// TestErrorLineAddsCLIHints: the loop's pauses and limits name no flags or
+// commands; the CLI adds them.
+func TestErrorLineAddsCLIHints(t *testing.T) {
+	le := &agent.LimitError{Limit: "cost", Value: "$0.6000 spent of $0.50"}
+	assert.NotContains(t, le.Error(), "--max-cost", "the loop's error names no flag")
+	assert.Equal(t, "plan step 1: cost limit reached ($0.6000 spent of $0.50; raise --max-cost)",
+		errorLine(fmt.Errorf("plan step 1: %w", le)))
+	pe := &agent.PausedError{Waits: []session.ApprovalRequestData{
+		{Name: "bash", Args: []byte(`{"command":"rm x"}`), Kind: session.WaitApproval},
+		{Name: "ask_user", Kind: session.WaitQuestion, Question: "which?"},
+	}}
+	assert.NotContains(t, pe.Error(), "decode approve")
+	assert.Equal(t, `paused: bash rm x needs approval; ask_user asks "which?" (decode approve or decode deny, decode answer, then decode resume)`,
+		errorLine(pe))
+	assert.Equal(t, 130, session.StatusInterrupted.ExitCode(false))
+	assert.Equal(t, ExitProvider, session.StatusError.ExitCode(true))
+}

@@ -1,10 +1,11 @@
 package commands
 
 import (
-	"decode/session"
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"decode/session"
 )
 
 // Factory builds what commands share (streams, environment, config, store,

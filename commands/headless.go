@@ -31,9 +31,10 @@ func (f *Factory) wireHeadless(opts *agent.Options, o *AgentOptions, cfg Config,
 		opts.Stop = f.SoftStop()
 	}
 	if sess != nil {
-		q := steerQueue{dir: queueDir(sess.Store().GitDir(), sess.ID()), warn: warn}
-		opts.Steer = func() []string { return q.take(false) }
-		opts.FollowUp = func() []string { return q.take(true) }
+		q := sess.Store().Queue(sess.ID())
+		q.Warn = warn
+		opts.Steer = func() []string { return q.Take(false) }
+		opts.FollowUp = func() []string { return q.Take(true) }
 	}
 	if cmds := cfg.Hooks.commands(); len(cmds) > 0 {
 		timeout, err := cfg.Hooks.timeout()

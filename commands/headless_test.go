@@ -15,23 +15,6 @@ import (
 	"decode/session"
 )
 
-func TestSteerQueueKeepsOrderAndKinds(t *testing.T) {
-	q := steerQueue{dir: filepath.Join(t.TempDir(), "queue", "s1")}
-	assert.Nil(t, q.take(false), "a queue that was never written is empty")
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	require.NoError(t, q.put("first", false, now))
-	require.NoError(t, q.put("later", true, now.Add(time.Second)))
-	require.NoError(t, q.put("second", false, now.Add(2*time.Second)))
-	require.NoError(t, os.WriteFile(filepath.Join(q.dir, ".tmp-123"), []byte("half written"), 0o644))
-
-	assert.Equal(t, []string{"first", "second"}, q.take(false))
-	assert.Nil(t, q.take(false), "taken messages are gone")
-	assert.Equal(t, []string{"later"}, q.take(true))
-	ents, err := os.ReadDir(q.dir)
-	require.NoError(t, err)
-	require.Len(t, ents, 1, "a temporary file being written is never taken")
-}
-
 func TestTrustStore(t *testing.T) {
 	ts := trustStore{path: filepath.Join(t.TempDir(), "decode", "trusted")}
 	root := t.TempDir()

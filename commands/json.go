@@ -8,6 +8,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"decode/session"
+
 	"decode/agent"
 	"decode/agent/llm"
 )
@@ -299,19 +301,7 @@ func capContent(s string, n int) (string, bool) {
 
 // exitStatus names how a command ended, from its exit code, in the words
 // of the session's end entry.
-func exitStatus(code int) string {
-	switch code {
-	case ExitOK:
-		return "done"
-	case ExitPaused:
-		return "paused"
-	case ExitLimit:
-		return "limit"
-	case ExitInterrupted:
-		return "interrupted"
-	}
-	return "error"
-}
+func exitStatus(code int) string { return string(session.StatusOfExit(code)) }
 
 // errorKind classifies an error for the error event: the provider's error
 // kind (auth, rate_limit, ...) when it is one, else the kind its exit code

@@ -205,7 +205,7 @@ func listJSON(infos []session.Info) []infoJSON {
 	out := make([]infoJSON, len(infos))
 	for i, in := range infos {
 		out[i] = infoJSON{ID: in.ID, Created: in.Created, Updated: in.Updated, Model: in.Model,
-			Status: in.Status, Turns: in.Turns, Entries: in.Entries, Title: in.Title}
+			Status: string(in.Status), Turns: in.Turns, Entries: in.Entries, Title: in.Title}
 	}
 	return out
 }
@@ -216,12 +216,12 @@ func printList(w io.Writer, infos []session.Info, now time.Time) {
 	modelW, statusW := 5, 4
 	for _, in := range infos {
 		modelW = max(modelW, min(utf8.RuneCountInString(in.Model), 32))
-		statusW = max(statusW, utf8.RuneCountInString(in.Status))
+		statusW = max(statusW, utf8.RuneCountInString(string(in.Status)))
 	}
 	var b strings.Builder
 	for _, in := range infos {
 		fmt.Fprintf(&b, "%s  %4s  %-*s  %-*s  %3d  %s\n", in.ID, age(now.Sub(in.Updated)),
-			modelW, clipRunes(orDash(in.Model), 32), statusW, orDash(in.Status), in.Turns, in.Title)
+			modelW, clipRunes(orDash(in.Model), 32), statusW, orDash(string(in.Status)), in.Turns, in.Title)
 	}
 	io.WriteString(w, b.String())
 }

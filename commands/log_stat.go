@@ -49,7 +49,7 @@ func statOf(s *session.Session) sessionStat {
 // statEntries adds up entries. Cost is shown only when entries carry it: a
 // "cost" (USD) in assistant entries, else in end entries.
 func statEntries(info session.Info, unreadable int, es []session.Entry) sessionStat {
-	st := sessionStat{Session: info.ID, Model: info.Model, Status: info.Status, Entries: info.Entries,
+	st := sessionStat{Session: info.ID, Model: info.Model, Status: string(info.Status), Entries: info.Entries,
 		Turns: info.Turns, Unreadable: unreadable}
 	tools := map[string]*toolStat{}
 	denied := map[string]bool{} // call ids the gate refused

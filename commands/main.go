@@ -6,11 +6,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"decode/agent"
 	"decode/agent/llm"
+	"decode/session"
 )
 
 // Main runs decode with args (os.Args) and returns the exit code.
@@ -90,13 +93,49 @@ func errorLine(err error) string {
 	if errors.Is(err, context.Canceled) {
 		return "interrupted; the session is saved (decode resume continues it)"
 	}
-	line := strings.ReplaceAll(err.Error(), "\n", " ")
+	line := strings.ReplaceAll(withHints(err), "\n", " ")
 	if e := llm.AsError(err); e != nil {
 		if hint := providerHint(e.Kind); hint != "" && !strings.Contains(line, hint) {
 			line += " — " + hint
 		}
 	}
 	return line
+}
+
+// withHints renders err with what to do about a pause or a limit, in the
+// CLI's words: the loop's errors name no commands or flags.
+func withHints(err error) string {
+	var pe *agent.PausedError
+	var le *agent.LimitError
+	switch {
+	case errors.As(err, &pe):
+		return strings.Replace(err.Error(), pe.Error(), pe.Error()+" ("+pauseHint(pe.Waits)+")", 1)
+	case errors.As(err, &le):
+		hint := le.Error()
+		if flag := limitFlags[le.Limit]; flag != "" {
+			hint = fmt.Sprintf("%s limit reached (%s; raise %s)", le.Limit, le.Value, flag)
+		}
+		return strings.Replace(err.Error(), le.Error(), hint, 1)
+	}
+	return err.Error()
+}
+
+// limitFlags names the flag that raises each limit.
+var limitFlags = map[string]string{"turns": "--max-turns", "steps": "--max-steps", "cost": "--max-cost", "time": "--timeout"}
+
+// pauseHint says which commands release what a paused run waits for.
+func pauseHint(waits []session.ApprovalRequestData) string {
+	var how []string
+	for _, w := range waits {
+		h := map[string]string{session.WaitQuestion: "decode answer", session.WaitTime: "decode resume --due once it is time"}[w.Kind]
+		if h == "" {
+			h = "decode approve or decode deny"
+		}
+		if !slices.Contains(how, h) {
+			how = append(how, h)
+		}
+	}
+	return strings.Join(how, ", ") + ", then decode resume"
 }
 
 // providerHint says what to do about a provider failure.

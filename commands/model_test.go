@@ -2,11 +2,12 @@ package commands
 
 import (
 	"context"
-	"decode/agent/llm/providers"
 	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"decode/agent/llm/providers"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -2,7 +2,6 @@ package commands
 
 import (
 	"bytes"
-	"decode/agent/llm/providers"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"decode/agent/llm/providers"
 
 	"github.com/urfave/cli/v2"
 

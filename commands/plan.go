@@ -180,18 +180,15 @@ func addOutcome(a, b agent.Outcome) agent.Outcome {
 func closeTurns(ctx context.Context, opts agent.Options, err error) error {
 	ctx = context.WithoutCancel(ctx)
 	var es []session.Entry
-	status, code := "done", 0
+	status := agent.StatusOf(err)
 	if err != nil {
-		status, code = "error", ExitError
-		if errors.Is(err, agent.ErrLimit) {
-			status = "limit"
+		if status != session.StatusLimit {
+			status = session.StatusError
 		}
-		if opts.ExitCode != nil {
-			code = opts.ExitCode(err)
-		}
-		es = append(es, session.NewEntry(session.TypeError, session.ErrorData{Message: err.Error()}, status))
+		es = append(es, session.NewEntry(session.TypeError, session.ErrorData{Message: err.Error()}, string(status)))
 	}
-	es = append(es, session.NewEntry(session.TypeEnd, session.EndData{Status: status, Exit: code}, status))
+	code := status.ExitCode(false)
+	es = append(es, session.NewEntry(session.TypeEnd, session.EndData{Status: status, Exit: code}, string(status)))
 	if aerr := opts.Log.Append(ctx, es...); aerr != nil && err == nil {
 		return fmt.Errorf("record session: %w", aerr)
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -83,7 +82,7 @@ func resumeRun(ctx context.Context, ro *ResumeOptions) error {
 	}
 	warnProblems(o.F.IO.Err, s)
 	es := s.Entries()
-	if prompt == "" && !agent.Resumable(es) && !steerQueued(st, id) {
+	if prompt == "" && !agent.Resumable(es) && !st.Queue(id).Waiting() {
 		return usageErrorf("session %s has nothing to continue (its last turn is complete); give the next prompt: decode resume %s \"PROMPT\"", id, id)
 	}
 	continueAs(o, es)
@@ -133,21 +132,6 @@ func resumePrompt(s *IOStreams, prompt string, limit int64) (string, error) {
 		return strings.TrimSpace(prompt), nil
 	}
 	return readPrompt(&IOStreams{In: bytes.NewReader(data), InPiped: true}, prompt, limit)
-}
-
-// steerQueued reports whether messages wait in the session's steering queue,
-// which a resume with no prompt takes.
-func steerQueued(st *session.Store, id string) bool {
-	ents, err := os.ReadDir(queueDir(st.GitDir(), id))
-	if err != nil {
-		return false
-	}
-	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), steerExt) && !strings.HasPrefix(e.Name(), ".") {
-			return true
-		}
-	}
-	return false
 }
 
 // continueAs sets what a continued session keeps of itself: its model

@@ -87,7 +87,6 @@ func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {
 			System: shortHash(opts.System), MCP: mcpRecord(servers),
 		}
 	}
-	opts.ExitCode = ExitCode
 	if err := f.wireHeadless(&opts, o, cfg, sess, dir, root, r.warn); err != nil {
 		return err
 	}

@@ -1,17 +1,11 @@
 package commands
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"time"
+
+	"decode/session"
 
 	"github.com/urfave/cli/v2"
 )
@@ -71,119 +65,17 @@ func steerRun(c *cli.Context, o *SteerOptions) error {
 	if err != nil {
 		return err
 	}
-	q := steerQueue{dir: queueDir(st.GitDir(), s.ID())}
-	if err := q.put(msg, o.FollowUp, time.Now()); err != nil {
+	if err := st.Queue(s.ID()).Put(msg, o.FollowUp, time.Now()); err != nil {
 		return err
 	}
 	when := "at its next step"
 	if o.FollowUp {
 		when = "when its turn would end"
 	}
-	if _, err := os.Stat(filepath.Join(st.GitDir(), "decode", "locks", s.ID()+".lock")); err != nil {
+	if st.Writer(s.ID()) != session.WriterAlive {
 		fmt.Fprintf(o.F.IO.Err, "queued for session %s, which is not running: decode resume %s takes it\n", s.ID(), s.ID())
 		return nil
 	}
 	fmt.Fprintf(o.F.IO.Err, "queued for session %s; it takes the message %s\n", s.ID(), when)
 	return nil
-}
-
-// queueDir is where messages for a session wait: beside the store, not in
-// it, so queuing never contends with the session's writer for its ref.
-func queueDir(gitDir, id string) string {
-	return filepath.Join(gitDir, "decode", "queue", id)
-}
-
-// Queued message files: <unix nanoseconds>-<random>.msg for steering,
-// .follow for follow-ups. Names sort in the order they were queued.
-const (
-	steerExt  = ".msg"
-	followExt = ".follow"
-)
-
-// steerQueue is one session's message queue, a directory of files each
-// written whole (temporary file, then rename) and removed once taken.
-type steerQueue struct {
-	dir string
-	// warn reports a message that could not be read or removed.
-	warn func(string)
-}
-
-// put queues a message.
-func (q steerQueue) put(msg string, followUp bool, now time.Time) error {
-	if err := os.MkdirAll(q.dir, 0o755); err != nil {
-		return fmt.Errorf("queue message: %w", err)
-	}
-	var rnd [4]byte
-	if _, err := rand.Read(rnd[:]); err != nil {
-		return fmt.Errorf("queue message: %w", err)
-	}
-	ext := steerExt
-	if followUp {
-		ext = followExt
-	}
-	name := fmt.Sprintf("%020d-%s%s", now.UnixNano(), hex.EncodeToString(rnd[:]), ext)
-	tmp, err := os.CreateTemp(q.dir, ".tmp-*")
-	if err != nil {
-		return fmt.Errorf("queue message: %w", err)
-	}
-	_, err = io.WriteString(tmp, msg)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), filepath.Join(q.dir, name))
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("queue message: %w", err)
-	}
-	return nil
-}
-
-// take removes and returns the queued messages of one kind, oldest first.
-func (q steerQueue) take(followUp bool) []string {
-	ext := steerExt
-	if followUp {
-		ext = followExt
-	}
-	ents, err := os.ReadDir(q.dir)
-	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			q.report("read message queue: " + err.Error())
-		}
-		return nil
-	}
-	var names []string
-	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), ext) && !strings.HasPrefix(e.Name(), ".") {
-			names = append(names, e.Name())
-		}
-	}
-	sort.Strings(names)
-	var out []string
-	for _, n := range names {
-		p := filepath.Join(q.dir, n)
-		data, err := os.ReadFile(p)
-		if err != nil {
-			q.report("read queued message: " + err.Error())
-			continue
-		}
-		// Remove before use: a message taken twice would be worse than a
-		// message lost to a crash right here.
-		if err := os.Remove(p); err != nil {
-			q.report("remove queued message: " + err.Error())
-			continue
-		}
-		out = append(out, string(data))
-	}
-	return out
-}
-
-func (q steerQueue) report(msg string) {
-	if q.warn != nil {
-		q.warn(msg)
-	}
 }

@@ -169,7 +169,7 @@ type InterruptedData struct {
 
 // EndData closes a run.
 type EndData struct {
-	Status string    `json:"status"` // done, error, limit, interrupted, paused
+	Status Status    `json:"status"` // done, error, limit, interrupted, paused
 	Exit   int       `json:"exit"`
 	Usage  llm.Usage `json:"usage"`
 	Turns  int       `json:"turns"`

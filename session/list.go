@@ -18,7 +18,7 @@ type Info struct {
 	Updated time.Time
 	Model   string
 	Title   string
-	Status  string
+	Status  Status
 	Entries int
 	Turns   int
 }
@@ -63,6 +63,9 @@ func (s *Store) List(ctx context.Context) ([]Info, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	for i := range infos {
+		infos[i] = s.orphaned(infos[i], refs[infos[i].ID])
+	}
 	sort.Slice(infos, func(i, j int) bool {
 		a, b := infos[i], infos[j]
 		if !a.Created.Equal(b.Created) {
@@ -71,6 +74,27 @@ func (s *Store) List(ctx context.Context) ([]Info, error) {
 		return a.ID > b.ID
 	})
 	return infos, nil
+}
+
+// orphaned marks a running session whose writer is gone (killed, or
+// killed by SIGPIPE under `| head`) as crashed; decode resume continues
+// it. tip is the commit in was read from. The lock is looked at before the
+// ref is read again: a writer that ended between the two reads moved the
+// ref before it let go of the lock, so its new status is seen.
+func (s *Store) orphaned(in Info, tip plumbing.Hash) Info {
+	if in.Status != StatusRunning || s.Writer(in.ID) == WriterAlive {
+		return in
+	}
+	if h, err := s.refs.read(refPrefix + in.ID); err == nil && !h.IsZero() && h != tip {
+		if again, err := info(s.db, in.ID, h); err == nil {
+			in = again
+		}
+		if in.Status != StatusRunning || s.Writer(in.ID) == WriterAlive {
+			return in
+		}
+	}
+	in.Status = StatusCrashed
+	return in
 }
 
 // listWorkers bounds the goroutines List reads commits with.
@@ -115,6 +139,9 @@ func (s *Session) Info() Info {
 	}
 	if t, ok := idTime(s.id); ok {
 		info.Created = t
+	}
+	if info.Status == StatusRunning && s.lockPath == "" && s.store.Writer(s.id) != WriterAlive {
+		info.Status = StatusCrashed
 	}
 	return info
 }

@@ -62,11 +62,10 @@ func (s *Session) Lock() error {
 	if s.lockPath != "" {
 		return nil
 	}
-	dir := filepath.Join(s.store.gitDir, "decode", "locks")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	path := s.store.lockFile(s.id)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("lock session %s: %w", s.id, err)
 	}
-	path := filepath.Join(dir, s.id+".lock")
 	me := self()
 	err := createWith(path, me.body())
 	if errors.Is(err, fs.ErrExist) {
@@ -83,6 +82,38 @@ func (s *Session) Lock() error {
 		return errors.Join(fmt.Errorf("lock session %s: %w", s.id, err), s.Unlock())
 	}
 	return nil
+}
+
+// lockFile is the writer lock of session id.
+func (s *Store) lockFile(id string) string {
+	return filepath.Join(s.gitDir, "decode", "locks", id+".lock")
+}
+
+// WriterState says whether a session has a live writer.
+type WriterState int
+
+// Writer states.
+const (
+	// WriterNone: no process holds the session's lock.
+	WriterNone WriterState = iota
+	// WriterAlive: a process holds it and is alive, or runs on another host,
+	// where decode cannot tell.
+	WriterAlive
+	// WriterDead: the process holding it died on this host.
+	WriterDead
+)
+
+// Writer says whether session id is being written right now.
+func (s *Store) Writer(id string) WriterState {
+	b, err := os.ReadFile(s.lockFile(id))
+	if err != nil {
+		return WriterNone
+	}
+	owner, ok := parseOwner(b)
+	if ok && owner.dead(self().host) {
+		return WriterDead
+	}
+	return WriterAlive
 }
 
 // reclaim takes over the lock at path if its owner is dead. Only the process

@@ -227,3 +227,41 @@ func TestDeadOwnerLockIsReclaimed(t *testing.T) {
 	assert.ErrorIs(t, err, ErrConflict)
 	assert.ErrorContains(t, err, "on elsewhere")
 }
+
+// TestRunningSessionWithDeadWriterIsCrashed: a session left running by a
+// process that is gone (kill -9, SIGPIPE) is listed as crashed; one whose
+// writer lives stays running.
+func TestRunningSessionWithDeadWriterIsCrashed(t *testing.T) {
+	tb := newTestbed(t)
+	st := tb.store(tb.repo())
+	s, err := st.Create(ctx)
+	require.NoError(t, err)
+	require.NoError(t, s.Lock())
+	require.NoError(t, s.Append(ctx, NewEntry(TypeUser, UserData{Text: "go"}, "")))
+	status := func() Status {
+		infos, err := st.List(ctx)
+		require.NoError(t, err)
+		require.Len(t, infos, 1)
+		return infos[0].Status
+	}
+	assert.Equal(t, StatusRunning, status(), "its writer is this live process")
+	assert.Equal(t, WriterAlive, st.Writer(s.ID()))
+
+	gone := exec.Command("true")
+	require.NoError(t, gone.Run())
+	body := lockOwner{pid: gone.Process.Pid, host: self().host}.body()
+	require.NoError(t, os.WriteFile(st.lockFile(s.ID()), []byte(body), 0o644))
+	assert.Equal(t, WriterDead, st.Writer(s.ID()))
+	assert.Equal(t, StatusCrashed, status(), "a dead writer's session is crashed")
+	again, err := st.Open(ctx, s.ID())
+	require.NoError(t, err)
+	assert.Equal(t, StatusCrashed, again.Info().Status)
+
+	require.NoError(t, os.Remove(st.lockFile(s.ID())))
+	assert.Equal(t, WriterNone, st.Writer(s.ID()))
+	assert.Equal(t, StatusCrashed, status(), "a running session with no writer at all is crashed too")
+
+	other := lockOwner{pid: gone.Process.Pid, host: "elsewhere"}.body()
+	require.NoError(t, os.WriteFile(st.lockFile(s.ID()), []byte(other), 0o644))
+	assert.Equal(t, StatusRunning, status(), "a writer on another host cannot be checked")
+}

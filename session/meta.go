@@ -17,14 +17,6 @@ const (
 	trailerTurns   = "Decode-Turns"
 )
 
-// Statuses derived from the last entry when it is not an end entry.
-const (
-	StatusRunning = "running"
-	StatusPaused  = "paused"
-	// StatusForked is a fork or replay that has not run yet.
-	StatusForked = "forked"
-)
-
 const maxTitle = 72
 
 // meta is what the trailers record, kept up to date entry by entry so that
@@ -34,7 +26,7 @@ type meta struct {
 	turns   int
 	model   string
 	title   string
-	status  string
+	status  Status
 	// modelData is the data of the last assistant entry, decoded only when
 	// the model is asked for: decoding every response of a long session
 	// while loading it was a third of the time `decode resume` took.
@@ -83,7 +75,7 @@ func (m *meta) observe(e Entry) {
 	case TypeEnd:
 		var d EndData
 		if e.Decode(&d) == nil && d.Status != "" {
-			m.status = oneLine(d.Status, 40)
+			m.status = Status(oneLine(string(d.Status), 40))
 		}
 	}
 }
@@ -99,7 +91,7 @@ func (m meta) trailers() string {
 	add(trailerEntries, strconv.Itoa(m.entries))
 	add(trailerModel, m.modelName())
 	add(trailerTitle, m.title)
-	add(trailerStatus, m.status)
+	add(trailerStatus, string(m.status))
 	add(trailerTurns, strconv.Itoa(m.turns))
 	return b.String()
 }
@@ -126,7 +118,7 @@ func parseTrailers(msg string) meta {
 		case trailerTitle:
 			m.title = v
 		case trailerStatus:
-			m.status = v
+			m.status = Status(v)
 		}
 	}
 	return m

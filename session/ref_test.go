@@ -72,7 +72,7 @@ func TestSessionInfoAndResolve(t *testing.T) {
 	assert.Equal(t, listed.Created, info.Created)
 	assert.Equal(t, listed.Model, info.Model)
 	assert.Equal(t, listed.Title, info.Title)
-	assert.Equal(t, "done", info.Status)
+	assert.Equal(t, Status("done"), info.Status)
 	assert.Equal(t, 3, info.Entries)
 	assert.Equal(t, 1, info.Turns)
 

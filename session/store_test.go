@@ -440,7 +440,7 @@ func TestListReadsTrailers(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, infos, 2)
 	assert.Equal(t, b.ID(), infos[0].ID, "newest first")
-	assert.Equal(t, "paused", infos[0].Status)
+	assert.Equal(t, Status("paused"), infos[0].Status)
 	assert.Equal(t, 2, infos[0].Turns)
 	assert.Equal(t, 3, infos[0].Entries)
 	assert.LessOrEqual(t, len([]rune(infos[0].Title)), 72)
