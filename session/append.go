@@ -39,10 +39,6 @@ func (s *Session) Append(ctx context.Context, es ...Entry) error {
 	if err != nil {
 		return fmt.Errorf("append to %s: %w", s.id, err)
 	}
-	chunks, last, ends, err := s.writeChunks(lines)
-	if err != nil {
-		return fmt.Errorf("append to %s: %w", s.id, err)
-	}
 	m := s.meta
 	for _, e := range added {
 		m.observe(e)
@@ -53,18 +49,54 @@ func (s *Session) Append(ctx context.Context, es ...Entry) error {
 	}
 	// Notes can quote commands and arguments: the subject is redacted like the lines.
 	subj := oneLine(string(s.store.redact([]byte(subject(added)))), 200)
-	h, err := s.store.writeCommit(s.rootExtra, s.dirExtra, chunks, parents, subj+"\n\n"+m.trailers(), now)
+	msg := subj + "\n\n" + m.trailers()
+	// The objects are written before the ref moves, and are unreachable
+	// until it does: `git prune --expire=now` running beside us may delete
+	// them in between. Writing is deterministic, so when one is missing
+	// after the ref moved (and they are reachable, safe from the next
+	// prune), writing them again restores the very same objects.
+	var (
+		chunks []object.TreeEntry
+		last   []byte
+		ends   []lineEnd
+	)
+	if chunks, last, ends, err = s.writeChunks(lines); err != nil {
+		return fmt.Errorf("append to %s: %w", s.id, err)
+	}
+	h, trees, err := s.store.writeCommitTrees(s.rootExtra, s.dirExtra, chunks, parents, msg, now)
 	if err != nil {
 		return fmt.Errorf("append to %s: %w", s.id, err)
 	}
 	if err := s.store.refs.update(refPrefix+s.id, s.tip, h); err != nil {
 		return fmt.Errorf("append to %s: %w", s.id, err)
 	}
+	// The entries are committed from here on: a failure to restore a
+	// pruned object is left for git fsck and the reader to report.
+	wrote := append(append([]plumbing.Hash{h}, trees...), newBlobs(s.chunks, chunks)...)
+	for range 2 {
+		if s.store.db.hasAll(wrote) {
+			break
+		}
+		if _, _, _, err := s.writeChunks(lines); err == nil {
+			s.store.writeCommitTrees(s.rootExtra, s.dirExtra, chunks, parents, msg, now)
+		}
+	}
 	s.tip, s.chunks, s.last = h, chunks, last
 	for i, e := range added {
 		s.add(e, ends[i])
 	}
 	return nil
+}
+
+// newBlobs returns the blobs of chunks that old does not hold.
+func newBlobs(old, chunks []object.TreeEntry) []plumbing.Hash {
+	var out []plumbing.Hash
+	for i, c := range chunks {
+		if i >= len(old) || old[i].Hash != c.Hash {
+			out = append(out, c.Hash)
+		}
+	}
+	return out
 }
 
 // prepare numbers, timestamps, encodes and redacts the entries. It returns the
@@ -175,22 +207,29 @@ func (st *Store) sealChunk(chunks []object.TreeEntry, data []byte) error {
 // writeCommit writes the trees for chunks (plus the entries kept from the
 // parent's trees) and a commit of them.
 func (st *Store) writeCommit(rootExtra, dirExtra, chunks []object.TreeEntry, parents []plumbing.Hash, msg string, now time.Time) (plumbing.Hash, error) {
+	h, _, err := st.writeCommitTrees(rootExtra, dirExtra, chunks, parents, msg, now)
+	return h, err
+}
+
+// writeCommitTrees is writeCommit, also returning the two trees it wrote.
+func (st *Store) writeCommitTrees(rootExtra, dirExtra, chunks []object.TreeEntry, parents []plumbing.Hash, msg string, now time.Time) (plumbing.Hash, []plumbing.Hash, error) {
 	dir, err := st.db.putTree(sortTree(append(slices.Clone(dirExtra), chunks...)))
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return plumbing.ZeroHash, nil, err
 	}
 	root, err := st.db.putTree(sortTree(append(slices.Clone(rootExtra), dirEntry(sessionDir, dir))))
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return plumbing.ZeroHash, nil, err
 	}
 	sig := object.Signature{Name: committerName, Email: committerEmail, When: now.UTC()}
-	return st.db.putCommit(&object.Commit{
+	h, err := st.db.putCommit(&object.Commit{
 		Author:       sig,
 		Committer:    sig,
 		Message:      msg,
 		TreeHash:     root,
 		ParentHashes: parents,
 	})
+	return h, []plumbing.Hash{root, dir}, err
 }
 
 // sortTree orders tree entries as git requires: by name, a subtree's name

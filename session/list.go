@@ -21,14 +21,21 @@ type Info struct {
 	Status  Status
 	Entries int
 	Turns   int
+	// Damage says why the session cannot be read, when it cannot: its ref
+	// holds no commit hash (git says "ignoring broken ref"), or its tip
+	// commit is missing or unreadable. The other fields are then empty.
+	Damage string
+	// BrokenRef is set when Damage is about the ref itself.
+	BrokenRef bool
 }
 
 // List returns every session, newest first (by creation, as "@~N" counts).
 // It reads the refs and each tip commit's trailers, never the JSONL; the
 // commits are read by a few goroutines at once, as listing is mostly waiting
-// on the file system.
+// on the file system. A session whose ref or tip cannot be read is listed
+// with its Damage and does not keep the others from listing.
 func (s *Store) List(ctx context.Context) ([]Info, error) {
-	refs, err := s.refs.sessions()
+	refs, broken, err := s.refs.sessions()
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +43,7 @@ func (s *Store) List(ctx context.Context) ([]Info, error) {
 	for id := range refs {
 		ids = append(ids, id)
 	}
-	infos := make([]Info, len(ids))
+	infos := make([]Info, len(ids), len(ids)+len(broken))
 	workers := min(listWorkers, max(len(ids)/64, 1))
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
@@ -53,9 +60,7 @@ func (s *Store) List(ctx context.Context) ([]Info, error) {
 					errs[w] = err
 					return
 				}
-				if infos[i], errs[w] = info(db, ids[i], refs[ids[i]]); errs[w] != nil {
-					return
-				}
+				infos[i] = info(db, ids[i], refs[ids[i]])
 			}
 		}()
 	}
@@ -65,6 +70,13 @@ func (s *Store) List(ctx context.Context) ([]Info, error) {
 	}
 	for i := range infos {
 		infos[i] = s.orphaned(infos[i], refs[infos[i].ID])
+	}
+	for id, why := range broken {
+		in := Info{ID: id, Damage: fmt.Sprintf("ignoring broken ref %s%s: %s", refPrefix, id, why), BrokenRef: true}
+		if t, ok := idTime(id); ok {
+			in.Created, in.Updated = t, t
+		}
+		infos = append(infos, in)
 	}
 	sort.Slice(infos, func(i, j int) bool {
 		a, b := infos[i], infos[j]
@@ -86,7 +98,7 @@ func (s *Store) orphaned(in Info, tip plumbing.Hash) Info {
 		return in
 	}
 	if h, err := s.refs.read(refPrefix + in.ID); err == nil && !h.IsZero() && h != tip {
-		if again, err := info(s.db, in.ID, h); err == nil {
+		if again := info(s.db, in.ID, h); again.Damage == "" {
 			in = again
 		}
 		if in.Status != StatusRunning || s.Writer(in.ID) == WriterAlive {
@@ -100,11 +112,16 @@ func (s *Store) orphaned(in Info, tip plumbing.Hash) Info {
 // listWorkers bounds the goroutines List reads commits with.
 const listWorkers = 4
 
-// info describes session id from its tip commit h.
-func info(db *objectDB, id string, h plumbing.Hash) (Info, error) {
+// info describes session id from its tip commit h; an unreadable tip is
+// reported as the session's Damage.
+func info(db *objectDB, id string, h plumbing.Hash) Info {
 	c, err := db.commit(h)
 	if err != nil {
-		return Info{}, fmt.Errorf("list session %s: %w", id, err)
+		in := Info{ID: id, Damage: fmt.Sprintf("its tip commit cannot be read: %v", err)}
+		if t, ok := idTime(id); ok {
+			in.Created, in.Updated = t, t
+		}
+		return in
 	}
 	m := parseTrailers(c.Message)
 	info := Info{
@@ -121,7 +138,7 @@ func info(db *objectDB, id string, h plumbing.Hash) (Info, error) {
 	} else {
 		info.Created = info.Updated
 	}
-	return info, nil
+	return info
 }
 
 // Info describes the session as List would, from what is loaded.

@@ -37,6 +37,7 @@ type objectDB struct {
 	st      *filesystem.Storage
 	objects string    // the objects directory
 	inflate sync.Pool // of *inflater, so that loose reads need no lock
+	fsync   bool      // fsync loose objects and their directories (core.fsync)
 }
 
 // inflater is a zlib reader and a buffer reused between loose reads.
@@ -206,11 +207,20 @@ var deflaters = sync.Pool{New: func() any {
 
 // writeLoose stores one loose object the way git does: zlib of
 // "<type> <size>\x00<data>" in objects/xx/yyyy..., written to a temporary
-// file in the same directory and renamed into place. Writing it here rather
+// file inside objects/xx/ and renamed into place. Writing it here rather
 // than through go-git halves the cost of an append: go-git compresses at
 // the default level (the last chunk, up to 64 KiB, is written on every
 // append) and creates its temporary files through several layers. Writing
 // an object that already exists replaces it with the same bytes.
+//
+// The temporary file is created inside the fan-out directory, as git does,
+// because `git prune` removes empty fan-out directories: a file renamed
+// into a directory that vanished meanwhile fails, while a directory that
+// holds our temporary file is not empty and stays. When the directory is
+// missing (or pruned between our mkdir and our create), or `git prune
+// --expire=now` removed the temporary file itself, the write starts over.
+// The file and its directory are fsynced when core.fsync asks for loose
+// objects. A failed write leaves no temporary file behind.
 func (db *objectDB) writeLoose(t plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
 	hdr := t.String() + " " + strconv.Itoa(len(data)) + "\x00"
 	sum := sha1.New()
@@ -218,9 +228,6 @@ func (db *objectDB) writeLoose(t plumbing.ObjectType, data []byte) (plumbing.Has
 	sum.Write(data)
 	var h plumbing.Hash
 	copy(h[:], sum.Sum(nil))
-	hex := h.String()
-	dir := filepath.Join(db.objects, hex[:2])
-	path := filepath.Join(dir, hex[2:])
 	var buf bytes.Buffer
 	zw := deflaters.Get().(*zlib.Writer)
 	zw.Reset(&buf)
@@ -231,35 +238,84 @@ func (db *objectDB) writeLoose(t plumbing.ObjectType, data []byte) (plumbing.Has
 	if err != nil {
 		return h, err
 	}
-	// The temporary file goes in objects/ itself: creating files in the
-	// fan-out directories measured several times slower here. Plain system
-	// calls skip os.File's poller registration, which regular files refuse.
-	tmp := filepath.Join(db.objects, "tmp_obj_"+strconv.FormatUint(rand.Uint64(), 36))
-	fd, err := syscall.Open(tmp, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_CLOEXEC, 0o444)
-	if err != nil {
-		return h, &fs.PathError{Op: "create", Path: tmp, Err: err}
+	for attempt := 0; ; attempt++ {
+		err = db.placeLoose(h, buf.Bytes())
+		if err == nil || !errors.Is(err, fs.ErrNotExist) || attempt >= 8 {
+			return h, err
+		}
 	}
-	for b := buf.Bytes(); len(b) > 0 && err == nil; {
+}
+
+// placeLoose writes one compressed object through a temporary file in its
+// fan-out directory. An fs.ErrNotExist means the directory or the
+// temporary file vanished under us (git prune) and the caller tries again.
+func (db *objectDB) placeLoose(h plumbing.Hash, z []byte) error {
+	hex := h.String()
+	dir := filepath.Join(db.objects, hex[:2])
+	path := filepath.Join(dir, hex[2:])
+	// Plain system calls skip os.File's poller registration, which
+	// regular files refuse.
+	tmp := filepath.Join(dir, "tmp_obj_"+strconv.FormatUint(rand.Uint64(), 36))
+	fd, err := syscall.Open(tmp, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_CLOEXEC, 0o444)
+	if errors.Is(err, syscall.ENOENT) {
+		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return storageErr("create directory", dir, err)
+		}
+		if db.fsync {
+			if err := syncDir(db.objects); err != nil {
+				return storageErr("fsync", db.objects, err)
+			}
+		}
+		fd, err = syscall.Open(tmp, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_CLOEXEC, 0o444)
+	}
+	if err != nil {
+		return storageErr("create", tmp, &fs.PathError{Op: "create", Path: tmp, Err: err})
+	}
+	for b := z; len(b) > 0 && err == nil; {
 		var n int
 		n, err = syscall.Write(fd, b)
-		b = b[n:]
+		if err == nil && n <= 0 {
+			err = io.ErrShortWrite
+		}
+		if err == nil {
+			b = b[n:]
+		}
+	}
+	if err == nil && db.fsync {
+		err = syscall.Fsync(fd)
 	}
 	if cerr := syscall.Close(fd); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-		if errors.Is(err, fs.ErrNotExist) {
-			if err = os.Mkdir(dir, 0o755); err == nil || errors.Is(err, fs.ErrExist) {
-				err = os.Rename(tmp, path)
-			}
-		}
-	}
 	if err != nil {
 		os.Remove(tmp)
-		return h, err
+		return storageErr("write", tmp, &fs.PathError{Op: "write", Path: tmp, Err: err})
 	}
-	return h, nil
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return storageErr("rename", tmp, err)
+	}
+	if db.fsync {
+		if err := syncDir(dir); err != nil {
+			return storageErr("fsync", dir, err)
+		}
+	}
+	return nil
+}
+
+// has reports whether object h is in the database, loose or packed.
+func (db *objectDB) has(h plumbing.Hash) bool {
+	hex := h.String()
+	if _, err := os.Stat(filepath.Join(db.objects, hex[:2], hex[2:])); err == nil {
+		return true
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.st.HasEncodedObject(h) == nil {
+		return true
+	}
+	db.st.Reindex()
+	return db.st.HasEncodedObject(h) == nil
 }
 
 func (db *objectDB) putBlob(data []byte) (plumbing.Hash, error) {
@@ -296,4 +352,14 @@ func dirEntry(name string, h plumbing.Hash) object.TreeEntry {
 // fileEntry is a tree entry for a regular file.
 func fileEntry(name string, h plumbing.Hash) object.TreeEntry {
 	return object.TreeEntry{Name: name, Mode: filemode.Regular, Hash: h}
+}
+
+// hasAll reports whether every object of hs is in the database.
+func (db *objectDB) hasAll(hs []plumbing.Hash) bool {
+	for _, h := range hs {
+		if !db.has(h) {
+			return false
+		}
+	}
+	return true
 }

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -19,7 +21,10 @@ const refPrefix = "refs/decode/sessions/"
 // refStore reads and updates refs of one git directory the way git does:
 // loose ref files first, then packed-refs, and updates through git's
 // lock-file protocol so that they serialise with `git update-ref`.
-type refStore struct{ gitDir string }
+type refStore struct {
+	gitDir string
+	cfg    writeConfig
+}
 
 func (r refStore) path(name string) string {
 	return filepath.Join(r.gitDir, filepath.FromSlash(name))
@@ -80,23 +85,20 @@ func (r refStore) packed(prefix string) (map[string]plumbing.Hash, error) {
 	return refs, nil
 }
 
-// sessions returns every session ref (id → tip), loose refs overriding packed ones.
-func (r refStore) sessions() (map[string]plumbing.Hash, error) {
-	packed, err := r.packed(refPrefix)
-	if err != nil {
-		return nil, err
-	}
-	refs := make(map[string]plumbing.Hash, len(packed))
-	for name, h := range packed {
-		if id := strings.TrimPrefix(name, refPrefix); !strings.Contains(id, "/") {
-			refs[id] = h
-		}
-	}
+// sessions returns every session ref (id → tip). Like git, it reads the
+// loose refs before packed-refs: `git pack-refs` writes packed-refs before
+// it deletes the loose files, so a ref being packed is always found in one
+// of the two, while reading packed-refs first could miss it in both.
+// Loose refs that hold no commit hash are returned in broken (id → what
+// is wrong), as git reports them ("ignoring broken ref"), and not listed.
+func (r refStore) sessions() (refs map[string]plumbing.Hash, broken map[string]string, err error) {
+	refs, broken = map[string]plumbing.Hash{}, map[string]string{}
 	dir := r.path(refPrefix)
 	ents, err := os.ReadDir(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("list sessions: %w", err)
+		return nil, nil, fmt.Errorf("list sessions: %w", err)
 	}
+	seen := map[string]bool{}
 	for _, e := range ents {
 		id := e.Name()
 		if e.IsDir() || strings.HasSuffix(id, ".lock") || strings.HasPrefix(id, ".") {
@@ -104,34 +106,59 @@ func (r refStore) sessions() (map[string]plumbing.Hash, error) {
 		}
 		b, err := os.ReadFile(filepath.Join(dir, id))
 		if errors.Is(err, fs.ErrNotExist) {
-			continue // deleted while we listed
+			continue // deleted while we listed (packed meanwhile: read below)
 		}
+		seen[id] = true
 		if err != nil {
-			return nil, fmt.Errorf("list sessions: %w", err)
+			broken[id] = err.Error()
+			continue
 		}
-		if h, err := parseLooseRef(refPrefix+id, b); err == nil {
+		h, err := parseLooseRef(refPrefix+id, b)
+		if err != nil {
+			broken[id] = brokenRef(b)
+			continue
+		}
+		refs[id] = h
+	}
+	packed, err := r.packed(refPrefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	for name, h := range packed {
+		if id := strings.TrimPrefix(name, refPrefix); !strings.Contains(id, "/") && !seen[id] {
 			refs[id] = h
 		}
 	}
-	return refs, nil
+	return refs, broken, nil
+}
+
+// brokenRef says what is wrong with a loose ref's content.
+func brokenRef(b []byte) string {
+	if len(strings.TrimSpace(string(b))) == 0 {
+		return "the ref file is empty"
+	}
+	return fmt.Sprintf("the ref file holds no commit hash: %.40q", b)
 }
 
 // update moves ref name from old to new with git's lock-file protocol: create
 // <ref>.lock exclusively, compare the current value with old (the zero hash
-// meaning "must not exist"), write and fsync the lock, rename it over the ref.
-// A held lock or a value other than old is an ErrConflict.
+// meaning "must not exist"), write the lock (fsynced when core.fsync asks for
+// references), rename it over the ref. A lock held by another process is
+// waited for, as git waits (core.filesRefLockTimeout, 100 ms by default):
+// `git pack-refs` holds it for a moment while it prunes a loose ref. A lock
+// still held after that, or a value other than old, is an ErrConflict.
 func (r refStore) update(name string, old, new plumbing.Hash) (err error) {
 	p := r.path(name)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return fmt.Errorf("update ref %s: %w", name, err)
+		return fmt.Errorf("update ref %s: %w", name, storageErr("create directory", filepath.Dir(p), err))
 	}
 	lock := p + ".lock"
-	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := r.lockRef(lock)
 	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("update ref %s: %w: %s exists (another process is updating it)", name, ErrConflict, lock)
+		return fmt.Errorf("update ref %s: %w: %s exists after waiting %s (another process is updating it; if none is, remove the file)", name, ErrConflict, lock, r.cfg.refLockTimeout)
 	}
 	if err != nil {
-		return fmt.Errorf("update ref %s: %w", name, err)
+		return fmt.Errorf("update ref %s: %w", name, storageErr("create", lock, err))
 	}
 	renamed := false
 	defer func() {
@@ -145,22 +172,59 @@ func (r refStore) update(name string, old, new plumbing.Hash) (err error) {
 		return err
 	}
 	if cur != old {
-		return fmt.Errorf("update ref %s: %w: it is at %s, expected %s", name, ErrConflict, short(cur), short(old))
+		return fmt.Errorf("update ref %s: %w: %w: it is at %s, expected %s", name, ErrConflict, errRefMoved, short(cur), short(old))
 	}
 	if _, err := f.Write([]byte(new.String() + "\n")); err != nil {
-		return fmt.Errorf("update ref %s: %w", name, err)
+		return fmt.Errorf("update ref %s: %w", name, storageErr("write", lock, err))
 	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("update ref %s: %w", name, err)
+	if r.cfg.fsyncRefs {
+		if err := f.Sync(); err != nil {
+			return fmt.Errorf("update ref %s: %w", name, storageErr("fsync", lock, err))
+		}
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("update ref %s: %w", name, err)
+		return fmt.Errorf("update ref %s: %w", name, storageErr("write", lock, err))
 	}
 	if err := os.Rename(lock, p); err != nil {
-		return fmt.Errorf("update ref %s: %w", name, err)
+		return fmt.Errorf("update ref %s: %w", name, storageErr("rename", lock, err))
 	}
 	renamed = true
+	if r.cfg.fsyncRefs {
+		if err := syncDir(filepath.Dir(p)); err != nil {
+			return fmt.Errorf("update ref %s: %w", name, storageErr("fsync", filepath.Dir(p), err))
+		}
+	}
 	return nil
+}
+
+// lockRef creates the lock file exclusively, retrying while another
+// process holds it for up to the configured timeout, with the randomised
+// backoff git uses (about 1, 4, 9, 16 ... ms).
+func (r refStore) lockRef(lock string) (*os.File, error) {
+	deadline := time.Now().Add(r.cfg.refLockTimeout)
+	for n := 1; ; n++ {
+		f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, err
+		}
+		wait := time.Duration(n*n) * time.Millisecond * time.Duration(750+rand.IntN(500)) / 1000
+		time.Sleep(min(wait, left))
+	}
+}
+
+// syncDir fsyncs a directory, so that a file renamed into it survives a
+// power loss.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 func short(h plumbing.Hash) string {

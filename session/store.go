@@ -55,7 +55,10 @@ func OpenStore(dir string, env Env) (*Store, error) {
 	if err := checkFormat(gd); err != nil {
 		return nil, fmt.Errorf("open session store %s: %w", gd, err)
 	}
-	return &Store{gitDir: gd, refs: refStore{gitDir: gd}, db: newObjectDB(gd), now: time.Now}, nil
+	cfg := readWriteConfig(gd, env)
+	db := newObjectDB(gd)
+	db.fsync = cfg.fsyncObjects
+	return &Store{gitDir: gd, refs: refStore{gitDir: gd, cfg: cfg}, db: db, now: time.Now}, nil
 }
 
 // checkFormat refuses repositories whose objects or refs go-git and the
@@ -165,7 +168,7 @@ func (s *Store) resolve(ref string) (string, plumbing.Hash, error) {
 			return ref, h, nil
 		}
 	}
-	refs, err := s.refs.sessions()
+	refs, _, err := s.refs.sessions()
 	if err != nil {
 		return "", plumbing.ZeroHash, err
 	}
