@@ -161,6 +161,9 @@ type loop struct {
 	sentBack int
 	ended    bool
 	snaps    *snapState
+	// fatal is set when the session could not be recorded before a tool
+	// ran: the run stops before any further tool runs.
+	fatal error
 }
 
 // maxSentBack caps how often before_finish hooks may send the model back
@@ -404,18 +407,33 @@ func (l *loop) add(e session.Entry) {
 	l.changed = true
 }
 
-// flush commits the queued entries as one batch.
+// flush commits the queued entries as one batch. They stay queued until an
+// append succeeds, so nothing is ever dropped: a failure that may pass (a
+// race with git's own maintenance) is retried a few times, and any other
+// failure is returned with the entries still queued, for the run to stop
+// and for the final flush to try once more.
 func (l *loop) flush(ctx context.Context) error {
 	if len(l.pending) == 0 {
 		return nil
 	}
-	es := l.pending
-	l.pending = nil
-	if err := l.o.Log.Append(ctx, es...); err != nil {
-		return fmt.Errorf("record session: %w", err)
+	var err error
+	for attempt := 0; ; attempt++ {
+		if err = l.o.Log.Append(ctx, l.pending...); err == nil {
+			l.pending = nil
+			return nil
+		}
+		if attempt >= flushRetries || !session.Retryable(err) || sleepCtx(ctx, flushBackoff<<attempt) != nil {
+			return fmt.Errorf("record session: %w", err)
+		}
 	}
-	return nil
 }
+
+// flushRetries and flushBackoff bound the retries of a failed append:
+// 50, 100, 200, 400 ms, on top of the store's own wait for a held ref lock.
+const (
+	flushRetries = 4
+	flushBackoff = 50 * time.Millisecond
+)
 
 func assistantNote(m llm.Message) string {
 	if len(m.Calls) == 0 {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -41,6 +42,9 @@ func (l *loop) runCalls(ctx context.Context, calls []llm.ToolCall, t *turn) erro
 			return errStopped
 		}
 		res, wait := l.settle(ctx, call, t)
+		if l.fatal != nil {
+			return l.fatal
+		}
 		if err := ctx.Err(); err != nil && wait == nil && res.CallID == "" {
 			// Cancelled at the approval prompt: the call stays unanswered,
 			// and a resume asks again.
@@ -253,6 +257,7 @@ func (l *loop) perform(ctx context.Context, call llm.ToolCall, v tools.Verdict, 
 	l.add(session.NewEntry(session.TypeToolCall, session.ToolCallData{
 		CallID: call.ID, Name: call.Name, Args: safeArgs(call.Args), Decision: string(v.Decision), Reason: v.Reason,
 	}, strings.TrimSpace(call.Name+" "+summary)))
+	callAt := len(l.pending) - 1
 
 	start := l.now()
 	var res tools.Result
@@ -263,8 +268,13 @@ func (l *loop) perform(ctx context.Context, call llm.ToolCall, v tools.Verdict, 
 		if !readOnly {
 			l.snapshot(ctx, session.SnapBefore, call)
 			if err := l.flush(ctx); err != nil {
-				res = tools.Result{Content: "not run: " + err.Error(), IsError: true, Note: "not run"}
-				break
+				// The call was not recorded, so it must not run: its
+				// tool_call entry is taken back, leaving the call
+				// unanswered, and a resume takes it through the gate anew.
+				l.pending = slices.Delete(l.pending, callAt, callAt+1)
+				l.fatal = err
+				l.o.Sink(Event{Type: EventToolResult, Call: &call, Result: &llm.ToolResult{CallID: call.ID, Name: call.Name, Content: "not run: " + err.Error(), IsError: true}, Note: "not run"})
+				return llm.ToolResult{}
 			}
 		}
 		res = run()
