@@ -117,6 +117,7 @@ func logRun(ctx context.Context, o *LogOptions) error {
 		if err != nil {
 			return err
 		}
+		infos = warnDamaged(o.F.IO.Err, infos)
 		if o.Limit > 0 && len(infos) > o.Limit {
 			infos = infos[:o.Limit]
 		}
@@ -153,10 +154,32 @@ func logRun(ctx context.Context, o *LogOptions) error {
 	return nil
 }
 
+// warnDamaged says on stderr which sessions cannot be read, and returns
+// the list without those whose ref is broken (git lists those nowhere
+// either); a session whose tip is unreadable stays listed as "damaged".
+func warnDamaged(w io.Writer, infos []session.Info) []session.Info {
+	out := infos[:0:0]
+	for _, in := range infos {
+		if in.Damage != "" {
+			fmt.Fprintf(w, "decode: warning: session %s: %s (decode log --check lists every damage)\n", in.ID, in.Damage)
+			if in.BrokenRef {
+				continue
+			}
+			in.Status = "damaged"
+		}
+		out = append(out, in)
+	}
+	return out
+}
+
 // warnProblems says on stderr which lines were skipped while reading s.
 func warnProblems(w io.Writer, s *session.Session) {
 	for _, p := range s.Problems() {
-		fmt.Fprintf(w, "decode: warning: session %s: %s line %d skipped: %s\n", s.ID(), p.Chunk, p.Line, p.Err)
+		if p.Line > 0 {
+			fmt.Fprintf(w, "decode: warning: session %s: %s line %d skipped: %s\n", s.ID(), p.Chunk, p.Line, p.Err)
+		} else {
+			fmt.Fprintf(w, "decode: warning: session %s: %s\n", s.ID(), p.Position())
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -215,27 +216,40 @@ func knownType(t string) bool {
 // when none is named, and fails (exit 1) if there are any. Entries of types
 // this build does not know are listed as notes: they are kept, not errors.
 func logCheck(ctx context.Context, o *LogOptions, st *session.Store) error {
-	var ids []string
+	out := o.F.IO.Out
+	var infos []session.Info
 	if len(o.Sessions) == 1 {
-		ids = o.Sessions
+		infos = []session.Info{{ID: o.Sessions[0]}}
 	} else {
-		infos, err := st.List(ctx)
-		if err != nil {
+		var err error
+		if infos, err = st.List(ctx); err != nil {
 			return err
-		}
-		for _, in := range infos {
-			ids = append(ids, in.ID)
 		}
 	}
-	out := o.F.IO.Out
+	// Every session is checked, whatever the others hold: the damage of
+	// one is reported with its position and the check goes on.
 	bad, lines := 0, 0
-	for _, ref := range ids {
-		s, err := st.Open(ctx, ref)
+	for _, in := range infos {
+		if in.Damage != "" {
+			fmt.Fprintf(out, "%s: %s\n", in.ID, in.Damage)
+			bad++
+			continue
+		}
+		s, err := st.Open(ctx, in.ID)
 		if err != nil {
-			return err
+			if len(o.Sessions) == 1 {
+				var nf *session.NotFoundError
+				var amb *session.AmbiguousError
+				if errors.As(err, &nf) || errors.As(err, &amb) {
+					return err
+				}
+			}
+			fmt.Fprintf(out, "%s: %v\n", in.ID, err)
+			bad++
+			continue
 		}
 		for _, p := range s.Problems() {
-			fmt.Fprintf(out, "%s %s:%d: %s\n", s.ID(), p.Chunk, p.Line, p.Err)
+			fmt.Fprintf(out, "%s %s\n", s.ID(), p.Position())
 		}
 		for _, e := range s.Entries() {
 			if !knownType(e.Type) {
@@ -248,9 +262,9 @@ func logCheck(ctx context.Context, o *LogOptions, st *session.Store) error {
 		}
 	}
 	if bad > 0 {
-		return fmt.Errorf("%s unreadable in %s; they are skipped when reading and resuming",
-			plural(lines, "line"), plural(bad, "session"))
+		return fmt.Errorf("%s damaged (%s unreadable) of %s checked; damaged lines are skipped when reading and resuming, and git fsck --strict checks the objects",
+			plural(bad, "session"), plural(lines, "line"), plural(len(infos), "session"))
 	}
-	fmt.Fprintf(out, "%s checked, all lines readable\n", plural(len(ids), "session"))
+	fmt.Fprintf(out, "%s checked, all lines readable\n", plural(len(infos), "session"))
 	return nil
 }

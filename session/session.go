@@ -27,6 +27,15 @@ type Problem struct {
 	Err   string
 }
 
+// Position says where the problem is and what it is, as log --check
+// prints it: "session/000002.jsonl:7: truncated line: ...".
+func (p Problem) Position() string {
+	if p.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", p.Chunk, p.Line, p.Err)
+	}
+	return fmt.Sprintf("%s: %s", p.Chunk, p.Err)
+}
+
 // lineEnd locates the end of an entry's line: the chunk it is in and the
 // offset just past its newline.
 type lineEnd struct{ chunk, off int }
