@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -249,6 +250,9 @@ func (f *Factory) openLog(ctx context.Context, o *AgentOptions, cfg Config) (age
 	}
 	s.Store().SetRedactor(redactValues(f.Getenv, f.secretNames(cfg)))
 	if err := s.Lock(); err != nil {
+		if !errors.Is(err, session.ErrConflict) {
+			return nil, nil, err // a full disk, a read-only store, a permission: the error names it
+		}
 		return nil, nil, fmt.Errorf("session %s is being written by another decode process (%w); send it a message with decode steer %s, or branch it with decode fork %s", s.ID(), err, s.ID(), s.ID())
 	}
 	if w := s.Reclaimed(); w != "" {

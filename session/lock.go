@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -11,38 +12,79 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
-// lockOwner is who holds a writer lock, as written in the lock file.
+// lockOwner is who holds a writer lock, as written in the lock file: the
+// pid, the host and, where the system tells it, the process's start time
+// (field 22 of /proc/PID/stat, in clock ticks since boot), so that a pid
+// the kernel reused for an unrelated process is not taken for the owner.
 type lockOwner struct {
-	pid  int
-	host string
+	pid   int
+	host  string
+	start string // "" when unknown (other systems, older locks)
 }
 
 func (o lockOwner) String() string { return fmt.Sprintf("process %d on %s", o.pid, o.host) }
 
-func (o lockOwner) body() string { return fmt.Sprintf("%d %s\n", o.pid, o.host) }
+func (o lockOwner) body() string {
+	if o.start == "" {
+		return fmt.Sprintf("%d %s\n", o.pid, o.host)
+	}
+	return fmt.Sprintf("%d %s %s\n", o.pid, o.host, o.start)
+}
 
 func parseOwner(b []byte) (lockOwner, bool) {
 	f := strings.Fields(string(b))
-	if len(f) != 2 {
+	if len(f) != 2 && len(f) != 3 {
 		return lockOwner{}, false
 	}
 	pid, err := strconv.Atoi(f[0])
 	if err != nil || pid <= 0 {
 		return lockOwner{}, false
 	}
-	return lockOwner{pid: pid, host: f[1]}, true
+	o := lockOwner{pid: pid, host: f[1]}
+	if len(f) == 3 {
+		o.start = f[2]
+	}
+	return o, true
 }
 
 // dead reports whether the owner is known to be gone: a process of this host
-// that no longer exists. An owner on another host is never known to be dead.
+// that no longer exists, or whose pid now belongs to a process started at
+// another time. An owner on another host is never known to be dead.
 func (o lockOwner) dead(host string) bool {
 	if o.host != host {
 		return false
 	}
-	err := syscall.Kill(o.pid, 0)
-	return errors.Is(err, syscall.ESRCH)
+	if errors.Is(syscall.Kill(o.pid, 0), syscall.ESRCH) {
+		return true
+	}
+	if o.start == "" {
+		return false
+	}
+	now, ok := procStart(o.pid)
+	return ok && now != o.start
+}
+
+// procStart returns field 22 of /proc/PID/stat, the time the process
+// started; ok is false where there is no /proc.
+func procStart(pid int) (string, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return "", false
+	}
+	// The command name, field 2, is in parentheses and may hold spaces:
+	// count the fields after its closing parenthesis (field 3 onwards).
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return "", false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 {
+		return "", false
+	}
+	return f[19], true
 }
 
 func self() lockOwner {
@@ -50,7 +92,9 @@ func self() lockOwner {
 	if err != nil || host == "" {
 		host = "localhost"
 	}
-	return lockOwner{pid: os.Getpid(), host: strings.Join(strings.Fields(host), "-")}
+	me := lockOwner{pid: os.Getpid(), host: strings.Join(strings.Fields(host), "-")}
+	me.start, _ = procStart(me.pid)
+	return me
 }
 
 // Lock makes this process the session's only writer, through the lock file
@@ -64,7 +108,7 @@ func (s *Session) Lock() error {
 	}
 	path := s.store.lockFile(s.id)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("lock session %s: %w", s.id, err)
+		return fmt.Errorf("lock session %s: %w", s.id, storageErr("create directory", filepath.Dir(path), err))
 	}
 	me := self()
 	err := createWith(path, me.body())
@@ -75,7 +119,7 @@ func (s *Session) Lock() error {
 		err = fmt.Errorf("%w: session %s was locked meanwhile by another process", ErrConflict, s.id)
 	}
 	if err != nil {
-		return fmt.Errorf("lock session %s: %w", s.id, err)
+		return fmt.Errorf("lock session %s: %w", s.id, storageErr("create", path, err))
 	}
 	s.lockPath, s.lockBody = path, me.body()
 	if err := s.refresh(); err != nil {
@@ -135,9 +179,8 @@ func (s *Session) reclaim(path string, me lockOwner) error {
 		return fmt.Errorf("%w: session %s is being written by %s", ErrConflict, s.id, owner)
 	}
 	guard := path + ".reclaim"
-	if err := createWith(guard, me.body()); err != nil {
+	if err := takeGuard(guard, me); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			releaseDeadGuard(guard, me.host)
 			return fmt.Errorf("%w: another process is reclaiming the lock of session %s", ErrConflict, s.id)
 		}
 		return err
@@ -165,16 +208,30 @@ func (s *Session) reclaim(path string, me lockOwner) error {
 	return nil
 }
 
-// releaseDeadGuard removes a reclaim guard whose owner died while holding it,
-// so that the next attempt can proceed.
-func releaseDeadGuard(guard, host string) {
-	b, err := os.ReadFile(guard)
-	if err != nil {
-		return
+// takeGuard creates the reclaim guard. A guard left by a process that died
+// while holding it is removed and taken; one held by a live process is
+// waited for a moment, as a reclaim takes a few file operations.
+func takeGuard(guard string, me lockOwner) error {
+	var err error
+	for range 50 {
+		if err = createWith(guard, me.body()); !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		b, rerr := os.ReadFile(guard)
+		if errors.Is(rerr, fs.ErrNotExist) {
+			continue // released meanwhile
+		}
+		if o, ok := parseOwner(b); ok && o.dead(me.host) {
+			// Remove it only if it still holds what we read, so that a
+			// guard another process just took is left alone.
+			if again, err := os.ReadFile(guard); err == nil && bytes.Equal(again, b) {
+				os.Remove(guard)
+			}
+			continue
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	if o, ok := parseOwner(b); ok && o.dead(host) {
-		os.Remove(guard)
-	}
+	return err
 }
 
 // Reclaimed returns a warning when Lock took over a lock whose owner was
@@ -223,7 +280,8 @@ func createWith(path, body string) error {
 	}
 	tmp := fmt.Sprintf("%s.%s.tmp", path, hex.EncodeToString(rnd[:]))
 	if err := os.WriteFile(tmp, []byte(body), 0o644); err != nil {
-		return err
+		os.Remove(tmp) // a full disk can fail the write after the create
+		return storageErr("create", tmp, err)
 	}
 	defer os.Remove(tmp)
 	return os.Link(tmp, path)

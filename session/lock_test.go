@@ -265,3 +265,64 @@ func TestRunningSessionWithDeadWriterIsCrashed(t *testing.T) {
 	require.NoError(t, os.WriteFile(st.lockFile(s.ID()), []byte(other), 0o644))
 	assert.Equal(t, StatusRunning, status(), "a writer on another host cannot be checked")
 }
+
+// A reclaim guard left by a process killed while it reclaimed a lock is
+// itself reclaimed: the next writer takes the session (it used to exit 6,
+// the flake of TestKillAnywhereThenResume).
+func TestDeadReclaimGuardIsReclaimed(t *testing.T) {
+	tb := newTestbed(t)
+	st := tb.store(tb.repo())
+	s, err := st.Create(ctx)
+	require.NoError(t, err)
+	appendN(t, s, 1, "one")
+
+	gone := exec.Command("true")
+	require.NoError(t, gone.Run())
+	lock := st.lockFile(s.ID())
+	require.NoError(t, os.MkdirAll(filepath.Dir(lock), 0o755))
+	dead := lockOwner{pid: gone.Process.Pid, host: self().host}.body()
+	require.NoError(t, os.WriteFile(lock, []byte(dead), 0o644))
+	require.NoError(t, os.WriteFile(lock+".reclaim", []byte(dead), 0o644))
+
+	require.NoError(t, s.Lock(), "a dead guard does not block the reclaim")
+	assert.Contains(t, s.Reclaimed(), fmt.Sprintf("process %d", gone.Process.Pid))
+	assert.NoFileExists(t, lock+".reclaim")
+	require.NoError(t, s.Append(ctx, userEntry("two")))
+	require.NoError(t, s.Unlock())
+}
+
+// A lock whose pid now belongs to an unrelated process (the kernel reuses
+// pids) is told apart by the process start time recorded in the lock, and
+// reclaimed; a live owner with the same start time is not.
+func TestLockOfAReusedPidIsReclaimed(t *testing.T) {
+	if _, ok := procStart(os.Getpid()); !ok {
+		t.Skip("no /proc/PID/stat on this system")
+	}
+	tb := newTestbed(t)
+	st := tb.store(tb.repo())
+	s, err := st.Create(ctx)
+	require.NoError(t, err)
+
+	other := exec.Command("sleep", "30") // stands for the process that got the pid
+	require.NoError(t, other.Start())
+	t.Cleanup(func() { other.Process.Kill(); other.Wait() })
+	start, ok := procStart(other.Process.Pid)
+	require.True(t, ok)
+	lock := st.lockFile(s.ID())
+	require.NoError(t, os.MkdirAll(filepath.Dir(lock), 0o755))
+
+	live := lockOwner{pid: other.Process.Pid, host: self().host, start: start}.body()
+	require.NoError(t, os.WriteFile(lock, []byte(live), 0o644))
+	err = s.Lock()
+	require.ErrorIs(t, err, ErrConflict, "the owner is alive: same pid, same start time")
+	assert.ErrorContains(t, err, fmt.Sprintf("process %d", other.Process.Pid))
+
+	reused := lockOwner{pid: other.Process.Pid, host: self().host, start: "1"}.body()
+	require.NoError(t, os.WriteFile(lock, []byte(reused), 0o644))
+	require.NoError(t, s.Lock(), "the pid's process started later than the lock's owner: the owner is gone")
+	assert.Contains(t, s.Reclaimed(), fmt.Sprintf("process %d", other.Process.Pid))
+	b, err := os.ReadFile(lock)
+	require.NoError(t, err)
+	assert.Regexp(t, `^\d+ \S+ \d+\n$`, string(b), "the lock records this process's start time")
+	require.NoError(t, s.Unlock())
+}
