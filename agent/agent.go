@@ -117,6 +117,9 @@ func Run(ctx context.Context, o Options, prompt string) (Outcome, error) {
 	entries := o.Log.Entries()
 	var open *turn
 	l.msgs, open = history(entries)
+	if t, ok := o.Log.(tornLog); ok && t.TornTail() && open != nil {
+		open.mayHaveRun()
+	}
 	if prompt == "" {
 		l.spent = spentIn(entries, o.Cost) // a resume continues the task's budget
 	}
@@ -141,6 +144,12 @@ func Run(ctx context.Context, o Options, prompt string) (Outcome, error) {
 	l.out.Status = StatusOf(err)
 	l.notify(ctx, HookEvent{Event: HookRunEnd, Status: string(l.out.Status), Exit: exitCode(err)})
 	return l.out, err
+}
+
+// tornLog is a log that can tell when lines after its last readable entry
+// were lost (*session.Session): what they recorded may have happened.
+type tornLog interface {
+	TornTail() bool
 }
 
 type loop struct {

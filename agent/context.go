@@ -100,6 +100,22 @@ func newTurn(calls []llm.ToolCall) *turn {
 	}
 }
 
+// mayHaveRun marks the calls the log says nothing more about as started:
+// the lines after the last readable one are lost and may have recorded
+// them starting, so a call that is not read-only is reported as
+// interrupted rather than run a second time.
+func (t *turn) mayHaveRun() {
+	for _, c := range t.calls {
+		_, done := t.results[c.ID]
+		_, started := t.started[c.ID]
+		_, waits := t.requests[c.ID]
+		if !done && !started && !waits {
+			t.started[c.ID] = session.ToolCallData{CallID: c.ID, Name: c.Name, Args: c.Args, Decision: "allow",
+				Reason: "the session's last lines are unreadable: this call may have run"}
+		}
+	}
+}
+
 // history rebuilds the context like Messages, except that when the last
 // model response still has calls without a result (a pause, a crash, a
 // stop between calls) the context ends with that response and the open

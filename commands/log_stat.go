@@ -262,8 +262,8 @@ func logCheck(ctx context.Context, o *LogOptions, st *session.Store) error {
 		}
 	}
 	if bad > 0 {
-		return fmt.Errorf("%s damaged (%s unreadable) of %s checked; damaged lines are skipped when reading and resuming, and git fsck --strict checks the objects",
-			plural(bad, "session"), plural(lines, "line"), plural(len(infos), "session"))
+		return fmt.Errorf("%s damaged (%s) of %s checked; unreadable lines are skipped when reading and resuming, and git fsck --strict checks the objects",
+			plural(bad, "session"), plural(lines, "problem"), plural(len(infos), "session"))
 	}
 	fmt.Fprintf(out, "%s checked, all lines readable\n", plural(len(infos), "session"))
 	return nil

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -36,6 +37,9 @@ func (p Problem) Position() string {
 	return fmt.Sprintf("%s: %s", p.Chunk, p.Err)
 }
 
+// linePos is a line of a chunk: its index in chunks and 1-based number.
+type linePos struct{ chunk, line int }
+
 // lineEnd locates the end of an entry's line: the chunk it is in and the
 // offset just past its newline.
 type lineEnd struct{ chunk, off int }
@@ -58,6 +62,10 @@ type Session struct {
 	maxID    int
 	problems []Problem
 	meta     meta
+	// tornTail is set when unreadable lines follow the last entry read.
+	tornTail bool
+	// seen maps the ids read so far to where, while loading.
+	seen map[int]linePos
 
 	lockPath  string
 	lockBody  string
@@ -107,7 +115,9 @@ func (s *Session) load(h plumbing.Hash) error {
 			}
 		}
 	}
+	fresh.seen = map[int]linePos{}
 	for i, ch := range fresh.chunks {
+		fresh.checkChunkName(i)
 		data, err := db.blob(ch.Hash)
 		if err != nil {
 			return fmt.Errorf("load session %s: %s: %w", s.id, ch.Name, err)
@@ -117,13 +127,51 @@ func (s *Session) load(h plumbing.Hash) error {
 			fresh.last = data
 		}
 	}
+	fresh.seen = nil
+	// The tip's trailer says how many entries its writer had: fewer read
+	// back means lines or chunks were lost (an emptied chunk, a missing
+	// file), which nothing else would show.
+	if want := parseTrailers(c.Message).entries; want > 0 && want != len(fresh.entries) {
+		missing := ""
+		if want > len(fresh.entries) {
+			missing = fmt.Sprintf(" (%d missing)", want-len(fresh.entries))
+			fresh.tornTail = true
+		}
+		fresh.problems = append(fresh.problems, Problem{
+			Chunk: "commit " + h.String()[:12],
+			Err:   fmt.Sprintf("its %s trailer says %d entries, %d were read%s", trailerEntries, want, len(fresh.entries), missing),
+		})
+	}
 	fresh.lockPath, fresh.lockBody, fresh.reclaimed = s.lockPath, s.lockBody, s.reclaimed
 	*s = fresh
 	return nil
 }
 
+// checkChunkName reports a chunk missing before chunk i: chunks are
+// numbered from 000000 without gaps, so a gap is a lost file.
+func (s *Session) checkChunkName(i int) {
+	n, err := strconv.Atoi(strings.TrimSuffix(s.chunks[i].Name, ".jsonl"))
+	if err != nil {
+		return // a name this package does not write: read in order, as stored
+	}
+	prev := -1
+	if i > 0 {
+		if p, err := strconv.Atoi(strings.TrimSuffix(s.chunks[i-1].Name, ".jsonl")); err == nil {
+			prev = p
+		}
+	}
+	for m := prev + 1; m < n; m++ {
+		s.problems = append(s.problems, Problem{
+			Chunk: fmt.Sprintf("%s/%06d.jsonl", sessionDir, m),
+			Err:   fmt.Sprintf("chunk file missing (the session has %s after it): its entries are lost", s.chunks[i].Name),
+		})
+	}
+}
+
 // parseChunk reads the lines of chunk i; a line that is not a valid entry is
-// recorded as a Problem and skipped, blank lines are skipped silently.
+// recorded as a Problem and skipped, blank lines are skipped silently. An
+// entry whose id was already read is reported and skipped; one with
+// invalid UTF-8 is reported and kept with U+FFFD in place of the bad bytes.
 func (s *Session) parseChunk(i int, data []byte) {
 	name := sessionDir + "/" + s.chunks[i].Name
 	lineNo := 0
@@ -136,17 +184,65 @@ func (s *Session) parseChunk(i int, data []byte) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
+		if len(bytes.Trim(line, "\x00")) == 0 {
+			s.problem(name, lineNo+1, "line of zero bytes (a write the disk lost)")
+			continue
+		}
+		bad := -1
+		if !utf8.Valid(line) {
+			bad = invalidUTF8At(line)
+			line = bytes.ToValidUTF8(line, []byte("\uFFFD"))
+		}
 		e, err := parseEntry(line)
 		if err != nil {
 			if end == len(data) && data[end-1] != '\n' {
 				err = fmt.Errorf("truncated line: %w", err)
 			}
-			s.problems = append(s.problems, Problem{Chunk: name, Line: lineNo + 1, Err: err.Error()})
+			s.problem(name, lineNo+1, err.Error())
 			continue
+		}
+		if first, dup := s.seen[e.ID]; dup {
+			s.problems = append(s.problems, Problem{Chunk: name, Line: lineNo + 1,
+				Err: fmt.Sprintf("duplicate entry id %d (first at %s/%s:%d); skipped", e.ID, sessionDir, s.chunks[first.chunk].Name, first.line)})
+			continue
+		}
+		if s.seen != nil {
+			s.seen[e.ID] = linePos{i, lineNo + 1}
+		}
+		if bad >= 0 {
+			s.problems = append(s.problems, Problem{Chunk: name, Line: lineNo + 1,
+				Err: fmt.Sprintf("invalid UTF-8 at byte %d; entry %d is read with U+FFFD in its place", bad, e.ID)})
 		}
 		s.add(e, lineEnd{chunk: i, off: end})
 	}
 }
+
+// problem records an unreadable line. Lines unread after the last entry
+// read make the session's tail torn: what they held may have happened.
+func (s *Session) problem(chunk string, line int, err string) {
+	s.problems = append(s.problems, Problem{Chunk: chunk, Line: line, Err: err})
+	s.tornTail = true
+}
+
+// invalidUTF8At returns the offset of the first byte of b that is not
+// valid UTF-8.
+func invalidUTF8At(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
+}
+
+// TornTail reports whether lines after the last entry read could not be
+// read, or the tip's trailer counts entries that are missing: the session
+// may have gone further than its entries show. Resume then treats a call
+// of the last response that could have started as interrupted, never
+// running a side effect twice.
+func (s *Session) TornTail() bool { return s.tornTail }
 
 // lastID returns the id of the last entry, and nextID the id the next one gets.
 func (s *Session) lastID() int {
@@ -160,6 +256,7 @@ func (s *Session) nextID() int { return s.maxID + 1 }
 
 // add records an entry read or written at position end.
 func (s *Session) add(e Entry, end lineEnd) {
+	s.tornTail = false
 	s.entries = append(s.entries, e)
 	s.ends = append(s.ends, end)
 	s.maxID = max(s.maxID, e.ID)
