@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // ForkData is the first entry a fork or a replay writes: where it branched
@@ -96,7 +98,13 @@ func (s *Store) forkPoint(ctx context.Context, src *Session, idx int) (plumbing.
 		}
 		n := parseTrailers(c.Message).entries
 		if n == want {
-			return h, nil
+			// Trailers count the entries readable when the commit was
+			// written; a line unreadable now shifts positions, so the
+			// commit is taken only if it really ends at the entry.
+			if id, ok := s.lastEntryID(c); ok && id == src.entries[idx].ID {
+				return h, nil
+			}
+			return s.truncatedCommit(src, idx, []plumbing.Hash{h})
 		}
 		if n < want {
 			return s.truncatedCommit(src, idx, []plumbing.Hash{h})
@@ -131,4 +139,37 @@ func (s *Store) truncatedCommit(src *Session, idx int, parents []plumbing.Hash) 
 	}
 	msg := fmt.Sprintf("fork %s@%d\n\n%s", src.id, src.entries[idx].ID, m.trailers())
 	return s.writeCommit(src.rootExtra, src.dirExtra, chunks, parents, msg, s.clock())
+}
+
+// lastEntryID returns the id of the last entry of commit c's session.
+func (s *Store) lastEntryID(c *object.Commit) (int, bool) {
+	root, err := s.db.tree(c.TreeHash)
+	if err != nil {
+		return 0, false
+	}
+	var last plumbing.Hash
+	for _, e := range root.Entries {
+		if e.Name != sessionDir {
+			continue
+		}
+		dir, err := s.db.tree(e.Hash)
+		if err != nil {
+			return 0, false
+		}
+		for _, f := range dir.Entries {
+			if f.Mode.IsFile() && strings.HasSuffix(f.Name, ".jsonl") {
+				last = f.Hash
+			}
+		}
+	}
+	if last.IsZero() {
+		return 0, false
+	}
+	data, err := s.db.blob(last)
+	if err != nil {
+		return 0, false
+	}
+	data = bytes.TrimRight(data, "\n")
+	e, err := parseEntry(data[bytes.LastIndexByte(data, '\n')+1:])
+	return e.ID, err == nil
 }
