@@ -82,6 +82,8 @@ type Options struct {
 	// Snapshots records the work tree around calls that may change files;
 	// nil takes none.
 	Snapshots Snapshotter
+	// Compaction says when and how the context is compacted.
+	Compaction CompactOptions
 }
 
 // Outcome summarises a finished run.
@@ -116,9 +118,12 @@ func Run(ctx context.Context, o Options, prompt string) (Outcome, error) {
 	}
 	entries := o.Log.Entries()
 	var open *turn
-	l.msgs, open = history(entries)
+	l.msgs, open = history(entries, l.sid())
 	if t, ok := o.Log.(tornLog); ok && t.TornTail() && open != nil {
 		open.mayHaveRun()
+	}
+	if _, d := lastCompaction(entries); d.FoldedAssistant > 0 {
+		l.folded = d.FoldedAssistant
 	}
 	if prompt == "" {
 		l.spent = spentIn(entries, o.Cost) // a resume continues the task's budget
@@ -173,6 +178,12 @@ type loop struct {
 	// fatal is set when the session could not be recorded before a tool
 	// ran: the run stops before any further tool runs.
 	fatal error
+	// est estimates the next request's size; folded counts the model
+	// responses compaction took out of the context; compactions counts
+	// compactions since the last model response.
+	est         estimator
+	folded      int
+	compactions int
 }
 
 // maxSentBack caps how often before_finish hooks may send the model back
@@ -304,21 +315,35 @@ func (l *loop) say(typ, text string) {
 	}
 }
 
-// request streams one model response and records it.
+// request streams one model response and records it. A request whose
+// estimate passes the threshold compacts the context first; one the
+// provider refuses as too long compacts it and is sent once more.
 func (l *loop) request(ctx context.Context) (llm.Response, error) {
 	if err := l.flush(ctx); err != nil {
 		return llm.Response{}, err
 	}
-	req := llm.Request{System: l.o.System, Messages: l.msgs, Tools: l.o.Tools.Specs(), ResponseSchema: l.o.ResponseSchema}
+	if l.overLimit() {
+		if err := l.compact(ctx, TriggerThreshold, "", ""); err != nil {
+			return llm.Response{}, l.fail(ctx, err)
+		}
+	}
 	start := l.now()
 	l.out.Turns++
 	l.spent.turns++
-	resp, err := l.stream(ctx, req)
-	if err != nil {
-		return resp, err
+	resp, err := l.stream(ctx, l.newRequest())
+	if tooLong(err) && ctx.Err() == nil {
+		if cerr := l.compact(ctx, TriggerOverflow, "", err.Error()); cerr != nil {
+			return resp, l.fail(ctx, cerr)
+		}
+		resp, err = l.stream(ctx, l.newRequest())
 	}
+	if err != nil {
+		return resp, l.fail(ctx, err)
+	}
+	l.compactions = 0
 	resp.Message.Role = llm.RoleAssistant
 	l.msgs = append(l.msgs, resp.Message)
+	l.est.observe(resp.Usage, len(l.msgs))
 	l.out.Usage = l.out.Usage.Add(resp.Usage)
 	var cost float64
 	if l.o.Cost != nil {
@@ -334,7 +359,13 @@ func (l *loop) request(ctx context.Context) (llm.Response, error) {
 	return resp, nil
 }
 
-// stream forwards a model stream to the sink and returns its response.
+// newRequest is the request for the next step.
+func (l *loop) newRequest() llm.Request {
+	return llm.Request{System: l.o.System, Messages: l.msgs, Tools: l.o.Tools.Specs(), ResponseSchema: l.o.ResponseSchema, Folded: l.folded}
+}
+
+// stream forwards a model stream to the sink and returns its response, or
+// the error that ended it.
 func (l *loop) stream(ctx context.Context, req llm.Request) (llm.Response, error) {
 	for ev := range l.o.Model.Stream(ctx, req) {
 		switch ev.Kind {
@@ -348,10 +379,10 @@ func (l *loop) stream(ctx context.Context, req llm.Request) (llm.Response, error
 			}
 			return *ev.Response, nil
 		case llm.EventError:
-			return llm.Response{}, l.fail(ctx, ev.Err)
+			return llm.Response{}, ev.Err
 		}
 	}
-	return llm.Response{}, l.fail(ctx, &llm.Error{Kind: llm.ErrTruncated, Provider: l.o.Model.Name(), Msg: "stream ended without a response"})
+	return llm.Response{}, &llm.Error{Kind: llm.ErrTruncated, Provider: l.o.Model.Name(), Msg: "stream ended without a response"}
 }
 
 // fail records a provider failure in the session and returns it; a

@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"fmt"
+
 	"decode/agent/llm"
 	"decode/session"
 )
@@ -13,8 +15,15 @@ const interruptedNote = "interrupted: decode stopped while this tool call ran, s
 // messages, assistant messages, and for each assistant message one tool
 // message answering every call it made, in order. A call whose result is
 // missing (a crash, a cancelled run) is answered as interrupted, so every
-// provider's call/result pairing stays valid.
+// provider's call/result pairing stays valid. From the session's last
+// compaction on, the context starts with its state record and summary,
+// followed by the entries it kept (see view).
 func Messages(entries []session.Entry) []llm.Message {
+	return messagesOf(view(entries, ""))
+}
+
+// messagesOf builds the context of entries already folded by view.
+func messagesOf(entries []session.Entry) []llm.Message {
 	var (
 		msgs    []llm.Message
 		pending []llm.ToolCall // calls of the last assistant message not yet answered
@@ -120,13 +129,14 @@ func (t *turn) mayHaveRun() {
 // model response still has calls without a result (a pause, a crash, a
 // stop between calls) the context ends with that response and the open
 // turn is returned, for the loop to settle each call exactly once.
-func history(entries []session.Entry) ([]llm.Message, *turn) {
+func history(entries []session.Entry, sid string) ([]llm.Message, *turn) {
+	entries = view(entries, sid)
 	last := -1
 	var msg llm.Message
 	for i := len(entries) - 1; i >= 0 && last < 0; i-- {
 		switch entries[i].Type {
 		case session.TypeUser, session.TypeSteer:
-			return Messages(entries), nil
+			return messagesOf(entries), nil
 		case session.TypeAssistant:
 			var d session.AssistantData
 			if entries[i].Decode(&d) == nil {
@@ -135,16 +145,16 @@ func history(entries []session.Entry) ([]llm.Message, *turn) {
 		}
 	}
 	if last < 0 || len(msg.Calls) == 0 {
-		return Messages(entries), nil
+		return messagesOf(entries), nil
 	}
 	t := newTurn(msg.Calls)
 	for _, e := range entries[last+1:] {
 		t.observe(e)
 	}
 	if t.answered() {
-		return Messages(entries), nil
+		return messagesOf(entries), nil
 	}
-	return append(Messages(entries[:last]), msg), t
+	return append(messagesOf(entries[:last]), msg), t
 }
 
 // observe records what one entry after the response says about its calls.
@@ -181,4 +191,76 @@ func (t *turn) answered() bool {
 		}
 	}
 	return true
+}
+
+// lastCompaction returns the index of the last compaction entry that
+// decodes, and its data; -1 when there is none.
+func lastCompaction(entries []session.Entry) (int, session.CompactionData) {
+	for i := len(entries) - 1; i >= 0; i-- {
+		if entries[i].Type != session.TypeCompaction {
+			continue
+		}
+		var d session.CompactionData
+		if entries[i].Decode(&d) == nil {
+			return i, d
+		}
+	}
+	return -1, session.CompactionData{}
+}
+
+// view returns the entries the context is built from. Before any
+// compaction, that is entries. After one, it is a user message holding the
+// last compaction's state record and summary, then the entries it kept
+// (from its first kept entry to the compaction) and those after it, with
+// the tool results it elided replaced by a pointer into the log. The raw
+// entries are not changed: this is a view for building the context. sid
+// names the session in those pointers.
+func view(entries []session.Entry, sid string) []session.Entry {
+	c, d := lastCompaction(entries)
+	if c < 0 {
+		return entries
+	}
+	out := make([]session.Entry, 0, len(entries)-c+1)
+	out = append(out, session.NewEntry(session.TypeUser, session.UserData{Text: foldedText(d, sid)}, ""))
+	from := c + 1
+	if d.FirstKept > 0 {
+		for i := c - 1; i >= 0 && entries[i].ID >= d.FirstKept; i-- {
+			from = i
+		}
+	}
+	elided := make(map[int]bool, len(d.Elided))
+	for _, id := range d.Elided {
+		elided[id] = true
+	}
+	for _, e := range entries[from:] {
+		switch {
+		case e.Type == session.TypeCompaction:
+			continue
+		case elided[e.ID] && e.Type == session.TypeToolResult:
+			e = elide(e, sid)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// elide returns a tool_result entry whose output is replaced by a pointer
+// to the entry in the log.
+func elide(e session.Entry, sid string) session.Entry {
+	var d session.ToolResultData
+	if e.Decode(&d) != nil {
+		return e
+	}
+	d.Content = elidedNote(sid, e.ID)
+	out := session.NewEntry(session.TypeToolResult, d, "")
+	out.ID, out.Parent, out.TS = e.ID, e.Parent, e.TS
+	return out
+}
+
+// elidedNote is what the model sees in place of an elided tool output.
+func elidedNote(sid string, id int) string {
+	if sid == "" {
+		sid = "SESSION"
+	}
+	return fmt.Sprintf("output elided: decode log %s@%d", sid, id)
 }

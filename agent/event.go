@@ -16,6 +16,8 @@ const (
 	// EventSteer says a steering message (Text) queued with decode steer
 	// was taken into the conversation.
 	EventSteer = "steer"
+	// EventCompaction says the context was compacted (Compaction).
+	EventCompaction = "compaction"
 )
 
 // Event is one thing that happened during a run.
@@ -32,4 +34,6 @@ type Event struct {
 	Err      error
 	Attempt  int
 	Ms       int64
+	// Compaction describes a compaction (EventCompaction).
+	Compaction *Compaction
 }

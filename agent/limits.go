@@ -68,6 +68,12 @@ func spentIn(entries []session.Entry, cost func(string, llm.Usage) float64) budg
 				c = cost(d.Model, d.Usage)
 			}
 			run.cost += c
+		case session.TypeCompaction:
+			// A summarising call costs like any other (budgets count it).
+			var d session.CompactionData
+			if e.Decode(&d) == nil {
+				run.cost += d.Cost
+			}
 		case session.TypeEnd:
 			var d session.EndData
 			if e.Decode(&d) == nil {

@@ -87,7 +87,7 @@ type Waiting struct {
 // Pending lists what the session's last model response still waits for,
 // in call order: approval requests whose calls have no result yet.
 func Pending(entries []session.Entry) []Waiting {
-	_, t := history(entries)
+	_, t := history(entries, "")
 	if t == nil {
 		return nil
 	}
@@ -129,7 +129,7 @@ func Due(entries []session.Entry, now time.Time) bool {
 // prompt: a model response whose calls are not all answered (paused or
 // interrupted), or a conversation whose last message awaits the model.
 func Resumable(entries []session.Entry) bool {
-	msgs, t := history(entries)
+	msgs, t := history(entries, "")
 	return t != nil || awaitsModel(msgs)
 }
 

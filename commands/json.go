@@ -123,6 +123,17 @@ type retryEvent struct {
 	Message string `json:"message"`
 }
 
+type compactionEvent struct {
+	head
+	Trigger      string   `json:"trigger"`
+	Strategy     string   `json:"strategy"`
+	TokensBefore int      `json:"tokens_before"`
+	TokensAfter  int      `json:"tokens_after"`
+	Folded       int      `json:"folded"`
+	FirstKept    int      `json:"first_kept"`
+	Failed       []string `json:"failed"`
+}
+
 type messageEvent struct {
 	head
 	Message string `json:"message"`
@@ -227,6 +238,12 @@ func (j *jsonRenderer) event(ev agent.Event) {
 		j.emit(messageEvent{head: j.head("warning"), Message: ev.Text})
 	case agent.EventSteer:
 		j.emit(textEvent{head: j.head("steer"), Text: ev.Text})
+	case agent.EventCompaction:
+		if c := ev.Compaction; c != nil {
+			j.emit(compactionEvent{head: j.head("compaction"), Trigger: c.Trigger, Strategy: c.Strategy,
+				TokensBefore: c.TokensBefore, TokensAfter: c.TokensAfter, Folded: c.Folded, FirstKept: c.FirstKept,
+				Failed: append([]string{}, c.Failed...)})
+		}
 	}
 }
 

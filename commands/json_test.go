@@ -133,6 +133,13 @@ func TestJSONEventsMatchDocs(t *testing.T) {
 	out, stderr, code = decodeRun(t, dir, env, "", "run", "--json", "-m", "script:pause.json", "remove notes.txt")
 	require.Equal(t, ExitPaused, code, "stderr: %s", stderr)
 	collect(out)
+	// A long run in a small window: the context is compacted.
+	long := testRepo(t, "big.txt", strings.Repeat("a line of the big file\n", 150), "long.json", longScript(10, "big.txt"),
+		".decode/config.toml", "[models.\"script:long.json\"]\ncontext_window = 4000\nmax_output = 500\n")
+	out, stderr, code = decodeRun(t, long, decodeEnv(long), "", "run", "--json", "-m", "script:long.json", "read it often")
+	require.Equal(t, 0, code, "stderr: %s", stderr)
+	require.Contains(t, out, `"type":"compaction"`)
+	collect(out)
 	// A provider failure.
 	out, _, code = decodeRun(t, dir, env, "", "ask", "--json", "-m", "script:fails.json", "hi")
 	require.Equal(t, ExitProvider, code)
@@ -166,6 +173,17 @@ func TestJSONEventsMatchDocs(t *testing.T) {
 	for typ := range printed {
 		assert.True(t, documented[typ], "decode printed a %q event that %s does not document", typ, source)
 	}
+}
+
+// longScript is a script that reads path n times, then answers.
+func longScript(n int, path string) string {
+	var b strings.Builder
+	b.WriteString(`{"model": "long", "responses": [`)
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, `{"text": "Reading %d.", "calls": [{"name": "read", "args": {"path": %q}}]},`, i+1, path)
+	}
+	b.WriteString(`{"text": "Done."}]}`)
+	return b.String()
 }
 
 // busyOnce is an OpenAI-compatible server that answers 429 once, then a

@@ -42,11 +42,13 @@ func NewCmdLog(f *Factory, runF func(*cli.Context, *LogOptions) error) *cli.Comm
 		ArgsUsage: "[SESSION] | --diff A B",
 		Description: `With no SESSION, lists this repository's sessions, newest first: id, age,
 model, status, turns, title. With one, prints its transcript, each entry
-numbered (decode fork SESSION@N branches after entry N). SESSION is an id, a
-unique prefix of one, @ for the latest or @~N for the N-th before it.
+numbered (decode fork SESSION@N branches after entry N); with SESSION@N, entry
+N in full (a tool output a compaction elided). SESSION is an id, a unique
+prefix of one, @ for the latest or @~N for the N-th before it.
 
    decode log -n 10
    decode log @                 # the transcript
+   decode log @@42              # entry 42 in full
    decode log --stat @          # tokens, cost, tool calls, time
    decode log --json @ | jq '.[] | select(.type=="tool_call") | .data.name'
    decode log --jsonl @         # the entries exactly as stored
@@ -127,11 +129,18 @@ func logRun(ctx context.Context, o *LogOptions) error {
 		printList(out, infos, time.Now())
 		return nil
 	}
-	s, err := st.Open(ctx, o.Sessions[0])
+	ref, at, err := session.SplitEntryRef(o.Sessions[0])
+	if err != nil {
+		return &UsageError{Msg: err.Error()}
+	}
+	s, err := st.Open(ctx, ref)
 	if err != nil {
 		return err
 	}
 	warnProblems(o.F.IO.Err, s)
+	if at > 0 {
+		return printEntry(out, s, at, o.JSON || o.JSONL)
+	}
 	switch {
 	case o.Stat:
 		stat := statOf(s)
@@ -359,6 +368,8 @@ func entryText(e session.Entry) string {
 		return "# interrupted: " + d.Reason
 	case session.TypeSnapshot:
 		return snapshotText(e)
+	case session.TypeCompaction:
+		return compactionText(e)
 	case session.TypeEnd:
 		var d session.EndData
 		_ = e.Decode(&d)
@@ -380,4 +391,64 @@ func duration(ms int64) string {
 		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
 	}
 	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}
+
+// compactionText is the transcript's line for a compaction: tokens before
+// and after, what was folded and how.
+func compactionText(e session.Entry) string {
+	var d session.CompactionData
+	if e.Decode(&d) != nil {
+		return "# compaction (unreadable)"
+	}
+	kept := "no entry kept"
+	if d.FirstKept > 0 {
+		kept = fmt.Sprintf("kept from entry %d", d.FirstKept)
+	}
+	line := fmt.Sprintf("# compaction (%s, %s): %d → %d tokens, %s folded, %s", d.Trigger, d.Strategy,
+		d.TokensBefore, d.TokensAfter, plural(d.Folded, "entry"), kept)
+	if len(d.Elided) > 0 {
+		line += fmt.Sprintf(", %s elided", plural(len(d.Elided), "tool output"))
+	}
+	if d.Focus != "" {
+		line += "\n  focus: " + firstLineOf(d.Focus)
+	}
+	if d.Summary != "" {
+		line += "\n  summary: " + clipRunes(strings.Join(strings.Fields(d.Summary), " "), 160)
+	}
+	return line
+}
+
+// printEntry prints entry id of s in full: a tool result's whole output, a
+// message's whole text, or, with asJSON, the entry as stored.
+func printEntry(w io.Writer, s *session.Session, id int, asJSON bool) error {
+	for _, e := range s.Entries() {
+		if e.ID != id {
+			continue
+		}
+		if asJSON {
+			b, err := json.Marshal(e)
+			if err != nil {
+				return err
+			}
+			_, err = w.Write(append(b, '\n'))
+			return err
+		}
+		text := entryText(e)
+		switch e.Type {
+		case session.TypeToolResult:
+			var d session.ToolResultData
+			_ = e.Decode(&d)
+			text = d.Content
+		case session.TypeCompaction:
+			var d session.CompactionData
+			_ = e.Decode(&d)
+			text += "\n\n" + agent.FoldedText(d, s.ID())
+		}
+		if !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+		_, err := io.WriteString(w, text)
+		return err
+	}
+	return fmt.Errorf("session %s has no entry %d (decode log %s lists them)", s.ID(), id, s.ID())
 }

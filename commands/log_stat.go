@@ -31,6 +31,12 @@ type sessionStat struct {
 	ModelMs        int64      `json:"model_ms"`
 	ToolMs         int64      `json:"tool_ms"`
 	Unreadable     int        `json:"unreadable_lines"`
+	// Compactions counts the compaction entries; Summaries the model calls
+	// they made (their usage is in Usage); Saved the tokens they took out
+	// of the context, as estimated at the time.
+	Compactions int `json:"compactions"`
+	Summaries   int `json:"summaries"`
+	Saved       int `json:"compaction_saved_tokens"`
 }
 
 // toolStat counts one tool's calls.
@@ -71,6 +77,18 @@ func statEntries(info session.Info, unreadable int, es []session.Entry) sessionS
 			st.ModelMs += d.Ms
 			if d.Cost != nil {
 				askCost, haveAskCost = askCost+*d.Cost, true
+			}
+		case session.TypeCompaction:
+			var d session.CompactionData
+			_ = e.Decode(&d)
+			st.Compactions++
+			st.Saved += max(d.TokensBefore-d.TokensAfter, 0)
+			if d.Usage != (llm.Usage{}) {
+				st.Summaries++
+				st.Usage = st.Usage.Add(d.Usage)
+			}
+			if d.Cost > 0 {
+				askCost, haveAskCost = askCost+d.Cost, true
 			}
 		case session.TypeError:
 			st.FailedRequests++
@@ -163,6 +181,9 @@ func printStat(w io.Writer, st sessionStat) {
 	}
 	line("requests", "%s", req)
 	line("tokens", "%d in, %d out, %d cache read, %d cache write", st.Usage.Input, st.Usage.Output, st.Usage.CacheRead, st.Usage.CacheWrite)
+	if st.Compactions > 0 {
+		line("compactions", "%d (%s, about %d tokens taken out of the context)", st.Compactions, plural(st.Summaries, "summary call"), st.Saved)
+	}
 	if st.CostUSD != nil {
 		line("cost", "$%.4f", *st.CostUSD)
 	}

@@ -71,7 +71,29 @@ func (r *renderer) event(ev agent.Event) {
 		if !r.quiet {
 			fmt.Fprintln(r.io.Err, "↪ steer: "+firstLineOf(ev.Text))
 		}
+	case agent.EventCompaction:
+		if !r.quiet && ev.Compaction != nil {
+			if !r.atLineStart {
+				r.text("\n")
+			}
+			fmt.Fprintln(r.io.Err, compactionLine(*ev.Compaction))
+		}
 	}
+}
+
+// compactionLine is the one line a compaction gets on stderr.
+func compactionLine(c agent.Compaction) string {
+	how := c.Strategy
+	switch c.Strategy {
+	case "summary":
+		how = "summarised"
+	case "elide":
+		how = "old tool outputs elided"
+	case "fewer":
+		how = "fewer recent turns kept"
+	}
+	return fmt.Sprintf("⇣ compacted the context (%s): %d → %d tokens, %s folded, %s", c.Trigger,
+		c.TokensBefore, c.TokensAfter, plural(c.Folded, "entry"), how)
 }
 
 // todoList prints the task list a todo call set, under its tool line, so

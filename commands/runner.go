@@ -147,6 +147,7 @@ func (f *Factory) agentSetup(ctx context.Context, o *AgentOptions, cfg Config, d
 	if opts.MaxTurns == 0 {
 		opts.MaxTurns = cfg.MaxTurns
 	}
+	opts.Compaction = compactOptions(cfg, name, m.Name(), gateMode(o, cfg), o)
 	return opts, nil
 }
 

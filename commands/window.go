@@ -3,6 +3,7 @@ package commands
 import (
 	"fmt"
 
+	"decode/agent"
 	"decode/agent/llm"
 )
 
@@ -40,4 +41,25 @@ func checkModels(cfg Config) error {
 		return fmt.Errorf("config: [compaction] threshold = %v must be between 0 and 1 (a share of the window, e.g. 0.85)", t)
 	}
 	return nil
+}
+
+// compactOptions says when and how a run compacts its context: the
+// model's window (by the name given, else the model's own), the
+// [compaction] table, and the mode and rules for the state record.
+func compactOptions(cfg Config, given, name, mode string, o *AgentOptions) agent.CompactOptions {
+	w, ok := modelWindow(cfg, given)
+	if !ok {
+		w, _ = modelWindow(cfg, name)
+	}
+	var rules []string
+	for _, r := range append(append([]string{}, cfg.Allow...), o.Allow...) {
+		rules = append(rules, "allow "+r)
+	}
+	for _, r := range append(append([]string{}, cfg.Deny...), o.Deny...) {
+		rules = append(rules, "deny "+r)
+	}
+	return agent.CompactOptions{
+		Window: w, Threshold: cfg.Compaction.Threshold, KeepTokens: cfg.Compaction.KeepTokens,
+		Disabled: cfg.Compaction.Disabled, Mode: mode, Rules: rules,
+	}
 }

@@ -22,7 +22,13 @@ var (
 	plan string
 	//go:embed remember.md
 	remember string
+	//go:embed compact.md
+	compact string
 )
+
+// Compact is the system prompt of the model call that summarises the
+// earlier part of a long session when decode compacts its context.
+func Compact() string { return compact }
 
 // Remember is the system prompt of the short model call that --remember
 // makes at the end of a run: one sentence for MEMORY.md, or NONE.

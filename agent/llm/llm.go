@@ -79,7 +79,19 @@ type Request struct {
 	// structured output (OpenAI response_format json_schema, Gemini response
 	// schema, Anthropic a forced tool) where it has one.
 	ResponseSchema json.RawMessage
+	// Purpose says what a request is for when it is not a step of the
+	// conversation (PurposeSummary); "" for a step. Adapters send it
+	// nowhere; a scripted model answers by it.
+	Purpose string
+	// Folded is the number of the conversation's model responses that
+	// compaction folded out of Messages, so that a model that counts turns
+	// (the scripted one) keeps its place. Adapters send it nowhere.
+	Folded int
 }
+
+// PurposeSummary marks a request that asks for a summary of the earlier
+// part of a conversation, to compact it.
+const PurposeSummary = "summary"
 
 // Usage counts the tokens of one model response. Input counts every prompt
 // token, cached ones included; CacheRead and CacheWrite say how many of

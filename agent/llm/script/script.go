@@ -4,7 +4,10 @@
 // no network.
 //
 // The response to a request is chosen by the number of assistant messages
-// already in it, so a script plays the same way when a session is resumed.
+// already in it (counting those compaction folded out of it), so a script
+// plays the same way when a session is resumed or compacted. A request for
+// a summary (compaction) is answered from the script's summaries, or with
+// a short summary of its own.
 package script
 
 import (
@@ -15,6 +18,7 @@ import (
 	"iter"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"decode/agent/llm"
@@ -26,6 +30,10 @@ type Script struct {
 	Model string `json:"model,omitempty"`
 	// Responses are played one per model request, in order.
 	Responses []Response `json:"responses"`
+	// Summaries answer the requests for a summary that compaction makes,
+	// in order, the last one repeating; without them the model answers
+	// with a short summary of its own.
+	Summaries []Response `json:"summaries,omitempty"`
 }
 
 // Response is one scripted model response.
@@ -64,6 +72,8 @@ type Error struct {
 type Model struct {
 	path   string
 	script Script
+	// summaries counts the summaries given, to play Script.Summaries in order.
+	summaries atomic.Int64
 }
 
 // Load reads and checks a script file.
@@ -130,7 +140,7 @@ func (m *Model) Stream(ctx context.Context, req llm.Request) iter.Seq[llm.Event]
 			}
 		}
 		msg := llm.Message{Role: llm.RoleAssistant, Text: r.Text}
-		n := countAssistant(req.Messages)
+		n := countAssistant(req.Messages) + req.Folded
 		for i, c := range r.Calls {
 			call := llm.ToolCall{ID: fmt.Sprintf("call_%d_%d", n+1, i+1), Name: c.Name, Args: c.Args}
 			if c.RawArgs != "" {
@@ -152,7 +162,10 @@ func (m *Model) Stream(ctx context.Context, req llm.Request) iter.Seq[llm.Event]
 }
 
 func (m *Model) pick(req llm.Request) (Response, error) {
-	n := countAssistant(req.Messages)
+	if req.Purpose == llm.PurposeSummary {
+		return m.summary(req), nil
+	}
+	n := countAssistant(req.Messages) + req.Folded
 	if n >= len(m.script.Responses) {
 		return Response{}, &llm.Error{Kind: llm.ErrBadRequest, Provider: "script",
 			Msg: fmt.Sprintf("script %s has %d responses and request %d asks for another; add responses to the script", m.path, len(m.script.Responses), n+1)}
@@ -166,6 +179,19 @@ func (m *Model) pick(req llm.Request) (Response, error) {
 		}
 	}
 	return r, nil
+}
+
+// summary answers a request for a summary: the next of the script's
+// summaries, else a short one of its own naming what the conversation
+// did, so that scripted sessions compact with no script changes.
+func (m *Model) summary(req llm.Request) Response {
+	if k := len(m.script.Summaries); k > 0 {
+		i := int(m.summaries.Add(1)) - 1
+		return m.script.Summaries[min(i, k-1)]
+	}
+	text := lastText(req.Messages)
+	calls := strings.Count(text, "\n→ ")
+	return Response{Text: fmt.Sprintf("Scripted summary: the earlier conversation made %d tool calls; the state record holds the task and the user's messages.", calls)}
 }
 
 func countAssistant(ms []llm.Message) int {
