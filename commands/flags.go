@@ -55,6 +55,9 @@ type AgentOptions struct {
 	// recordedMCP is what the start entry of a resumed or replayed session
 	// recorded of its MCP servers.
 	recordedMCP []session.MCPServerData
+	// usedTools are the MCP tools a resumed session called, and the
+	// results of its mcp_search calls.
+	usedTools []string
 }
 
 func agentFlags(withMode bool) []cli.Flag {

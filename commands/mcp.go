@@ -3,6 +3,7 @@ package commands
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -530,14 +531,69 @@ func addMCPTools(opts *agent.Options, o *AgentOptions, cfg Config, servers *mcpR
 		return nil
 	}
 	readOnly := o.Command == "ask" || gateMode(o, cfg) == string(tools.ModePlan)
-	ts := opts.Tools.Tools()
+	var offered []tools.Tool
+	size := 0
 	for _, t := range extra {
 		if !readOnly || t.ReadOnly() {
-			ts = append(ts, t)
+			offered = append(offered, t)
+			b, _ := json.Marshal(t.Spec())
+			size += len(b)
 		}
 	}
-	opts.Tools = tools.NewRegistry(ts...)
+	ts := opts.Tools.Tools()
+	if size <= mcp.DefaultBudget || len(offered) == 0 {
+		opts.Tools = tools.NewRegistry(append(ts, offered...)...)
+		return nil
+	}
+	// Past the budget the definitions are found on demand: mcp_search
+	// returns matching ones and makes them callable.
+	var reg *tools.Registry
+	search := mcp.NewSearch(offered, func(names ...string) { reg.Reveal(names...) })
+	reg = tools.NewRegistry(append(ts, search)...)
+	reg.Defer(offered...)
+	reg.Reveal(o.mcpUsed(offered)...)
+	opts.Tools = reg
 	return nil
+}
+
+// mcpUsed returns the MCP tools a resumed session already called or found
+// with mcp_search: they stay described to the model.
+func (o *AgentOptions) mcpUsed(ts []tools.Tool) []string {
+	if len(o.usedTools) == 0 {
+		return nil
+	}
+	var out []string
+	for _, t := range ts {
+		name := t.Spec().Name
+		for _, u := range o.usedTools {
+			if u == name || strings.Contains(u, `"name":"`+name+`"`) {
+				out = append(out, name)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// usedTools returns the names of the tools a session called and the
+// results of its searches for tools.
+func usedTools(es []session.Entry) []string {
+	var out []string
+	for _, e := range es {
+		switch e.Type {
+		case session.TypeToolCall:
+			var d session.ToolCallData
+			if e.Decode(&d) == nil && strings.HasPrefix(d.Name, "mcp__") {
+				out = append(out, d.Name)
+			}
+		case session.TypeToolResult:
+			var d session.ToolResultData
+			if e.Decode(&d) == nil && d.Name == mcp.SearchName {
+				out = append(out, d.Content)
+			}
+		}
+	}
+	return out
 }
 
 // mcpRecord is what the start entry records of the run's MCP servers.

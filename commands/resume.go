@@ -147,6 +147,7 @@ func continueAs(o *AgentOptions, es []session.Entry) {
 		o.Command, o.Mode = command, "plan"
 	}
 	o.recordedMCP = recordedMCP(es)
+	o.usedTools = usedTools(es)
 }
 
 // sessionModel returns the model a session continues with and the command

@@ -5,14 +5,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 
 	"decode/agent/llm"
 )
 
-// Registry is an ordered set of tools, looked up by name.
+// Registry is an ordered set of tools, looked up by name. Some tools may
+// be deferred: callable, but left out of Specs until revealed (by a search
+// tool that found them), so that many tools do not fill every request.
 type Registry struct {
 	tools  []Tool
 	byName map[string]Tool
+
+	mu       sync.Mutex
+	deferred map[string]bool // name -> still hidden
 }
 
 // NewRegistry returns a registry of ts in the order given. Two tools with
@@ -30,6 +36,44 @@ func NewRegistry(ts ...Tool) *Registry {
 	return r
 }
 
+// Defer adds tools that are callable but not described to the model until
+// Reveal names them.
+func (r *Registry) Defer(ts ...Tool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.deferred == nil {
+		r.deferred = map[string]bool{}
+	}
+	for _, t := range ts {
+		name := t.Spec().Name
+		if _, dup := r.byName[name]; dup {
+			panic(fmt.Sprintf("tools: duplicate tool %q", name))
+		}
+		r.byName[name] = t
+		r.tools = append(r.tools, t)
+		r.deferred[name] = true
+	}
+}
+
+// Reveal adds the named deferred tools to Specs from now on; other names
+// are ignored.
+func (r *Registry) Reveal(names ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, n := range names {
+		if r.deferred[n] {
+			r.deferred[n] = false
+		}
+	}
+}
+
+// Hidden reports whether name is a deferred tool not revealed yet.
+func (r *Registry) Hidden(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.deferred[name]
+}
+
 // Get returns the tool called name.
 func (r *Registry) Get(name string) (Tool, bool) {
 	t, ok := r.byName[name]
@@ -39,24 +83,38 @@ func (r *Registry) Get(name string) (Tool, bool) {
 // Tools returns the tools in registration order.
 func (r *Registry) Tools() []Tool { return append([]Tool(nil), r.tools...) }
 
-// Specs returns the tools' specs in registration order.
+// Specs returns the specs of the tools, but hidden deferred ones, in
+// registration order.
 func (r *Registry) Specs() []llm.ToolSpec {
-	specs := make([]llm.ToolSpec, len(r.tools))
-	for i, t := range r.tools {
-		specs[i] = t.Spec()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	specs := make([]llm.ToolSpec, 0, len(r.tools))
+	for _, t := range r.tools {
+		s := t.Spec()
+		if !r.deferred[s.Name] {
+			specs = append(specs, s)
+		}
 	}
 	return specs
 }
 
 // ReadOnly returns a registry of only the read-only tools, in the same order.
 func (r *Registry) ReadOnly() *Registry {
-	var ro []Tool
+	var ro, deferred []Tool
 	for _, t := range r.tools {
-		if t.ReadOnly() {
+		switch {
+		case !t.ReadOnly():
+		case r.Hidden(t.Spec().Name):
+			deferred = append(deferred, t)
+		default:
 			ro = append(ro, t)
 		}
 	}
-	return NewRegistry(ro...)
+	out := NewRegistry(ro...)
+	if len(deferred) > 0 {
+		out.Defer(deferred...)
+	}
+	return out
 }
 
 // funcTool is a Tool made of a typed run function: it owns the spec derived

@@ -121,7 +121,7 @@ func TestEnabledAndDisabledTools(t *testing.T) {
 
 func TestStreamableHTTP(t *testing.T) {
 	var auth atomic.Value
-	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return mcptest.NewServer("") }, nil)
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return mcptest.NewServer("", 0) }, nil)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		auth.Store(r.Header.Get("Authorization") + "|" + r.Header.Get("X-Team"))
 		h.ServeHTTP(w, r)
@@ -271,4 +271,32 @@ func TestParseMCPJSON(t *testing.T) {
 
 	_, err = ParseMCPJSON([]byte(`{"mcpServers":{"x":{"type":"sse","url":"http://h"}}}`), os.Getenv)
 	assert.ErrorContains(t, err, "SSE")
+}
+
+func TestSearchRevealsTools(t *testing.T) {
+	s := stdioServer("big", "ok")
+	s.Env["MCPTEST_EXTRA"] = "40"
+	m := start(t, s)
+	reg := tools.NewRegistry()
+	search := NewSearch(m.Tools(), reg.Reveal)
+	reg = tools.NewRegistry(search)
+	search.reveal = reg.Reveal
+	reg.Defer(m.Tools()...)
+	require.Len(t, reg.Specs(), 1, "only mcp_search is described up front")
+	assert.Contains(t, search.Spec().Description, "big (47 tools)")
+
+	res := call(t, search, `{"query":"echo"}`)
+	assert.Contains(t, res.Content, `{"name":"mcp__big__echo"`)
+	assert.Contains(t, res.Content, `"schema"`)
+	var names []string
+	for _, sp := range reg.Specs() {
+		names = append(names, sp.Name)
+	}
+	assert.Equal(t, []string{"mcp_search", "mcp__big__echo"}, names, "the found tool is described from now on")
+	tl, ok := reg.Get("mcp__big__tool_07")
+	require.True(t, ok, "a deferred tool is callable")
+	assert.Equal(t, "tool_07 ok", call(t, tl, `{"id":"7"}`).Content)
+
+	res = call(t, search, `{"query":"zzqq"}`)
+	assert.Contains(t, res.Content, "no MCP tool matches")
 }

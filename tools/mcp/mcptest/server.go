@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,8 +20,9 @@ import (
 var png1x1 = []byte{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 0x0d, 'I', 'H', 'D', 'R', 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0, 0x1f, 0x15, 0xc4, 0x89}
 
 // NewServer returns the test server. variant "2" changes the echo tool's
-// schema and drops add, as a server upgraded between two runs would.
-func NewServer(variant string) *sdk.Server {
+// schema and drops add, as a server upgraded between two runs would; extra
+// adds that many more tools (tool_00, ...) of about 300 bytes each.
+func NewServer(variant string, extra int) *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "decode-mcptest", Version: "1.0"}, nil)
 	echoSchema := `{"type":"object","properties":{"text":{"type":"string","description":"what to echo"}},"required":["text"]}`
 	if variant == "2" {
@@ -100,6 +102,12 @@ func NewServer(variant string) *sdk.Server {
 				}
 			}
 		})
+	for i := range extra {
+		name := fmt.Sprintf("tool_%02d", i)
+		s.AddTool(&sdk.Tool{Name: name, Description: fmt.Sprintf("Filler tool number %d: looks up record %d in the inventory and returns its fields.", i, i),
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string","description":"the record's id"},"fields":{"type":"array","items":{"type":"string"},"description":"which fields to return"}},"required":["id"]}`)},
+			func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return text(name + " ok"), nil })
+	}
 	return s
 }
 
@@ -109,7 +117,7 @@ func text(s string) *sdk.CallToolResult {
 
 // Main runs a server over stdio the way mode says and returns its exit
 // code: "ok" serves the tools; "hang" reads its input and never answers;
-// "crash" writes to stderr and exits 3; "stubborn" serves but does not exit
+// MCPTEST_EXTRA adds filler tools; "crash" writes to stderr and exits 3; "stubborn" serves but does not exit
 // when its input closes. MCPTEST_VARIANT picks the tools'
 // variant, MCPTEST_PIDFILE names a file to write the pid to.
 func Main(mode string) int {
@@ -128,7 +136,8 @@ func Main(mode string) int {
 		fmt.Fprintln(os.Stderr, "mcptest: cannot open the database")
 		return 3
 	}
-	err := NewServer(os.Getenv("MCPTEST_VARIANT")).Run(context.Background(), &sdk.StdioTransport{})
+	extra, _ := strconv.Atoi(os.Getenv("MCPTEST_EXTRA"))
+	err := NewServer(os.Getenv("MCPTEST_VARIANT"), extra).Run(context.Background(), &sdk.StdioTransport{})
 	if mode == "stubborn" {
 		time.Sleep(time.Hour) // its input closed, and it stays
 	}
