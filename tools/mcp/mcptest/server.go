@@ -106,7 +106,9 @@ func NewServer(variant string, extra int) *sdk.Server {
 		name := fmt.Sprintf("tool_%02d", i)
 		s.AddTool(&sdk.Tool{Name: name, Description: fmt.Sprintf("Filler tool number %d: looks up record %d in the inventory and returns its fields.", i, i),
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string","description":"the record's id"},"fields":{"type":"array","items":{"type":"string"},"description":"which fields to return"}},"required":["id"]}`)},
-			func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return text(name + " ok"), nil })
+			func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				return text(name + " ok"), nil
+			})
 	}
 	return s
 }
