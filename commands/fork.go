@@ -17,6 +17,11 @@ type ForkOptions struct {
 	Ref   string
 	At    int
 	Quiet bool
+	// Code restores the work tree to the code at the fork point; Worktree,
+	// when set, makes a new work tree there instead (see forkCode).
+	Code     bool
+	Worktree string
+	known    string // the source's last snapshot tree, for Code
 }
 
 // NewCmdFork builds `decode fork`. runF replaces the run function in tests.
@@ -35,10 +40,20 @@ commits. The new id goes to stdout; decode resume continues the fork, as the
 newest session.
 
    decode fork 3f2a@12 && decode resume "try it without mocks"
-   id=$(decode fork @) && decode resume "$id" "another way"`,
+   id=$(decode fork @) && decode resume "$id" "another way"
+
+With --code, the work tree is also restored to the code as it was at the
+fork point (as decode rewind does, undoable). With --worktree DIR, a new git
+worktree is made at DIR (detached at HEAD) holding that code instead, so two
+branches of the work can run side by side; outside a git repository DIR is
+a plain directory:
+
+   decode fork @@14 --worktree ../try2 && decode resume -C ../try2 "try it without generics"`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "dir", Aliases: []string{"C"}, Usage: "run in `DIR` instead of the current directory"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the new id"},
+			&cli.BoolFlag{Name: "code", Usage: "also restore the work tree to the code at the fork point"},
+			&cli.StringFlag{Name: "worktree", Usage: "make a new work tree at `DIR` holding the code at the fork point"},
 		},
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
@@ -49,7 +64,11 @@ newest session.
 			if err != nil {
 				return &UsageError{Msg: err.Error()}
 			}
-			return runF(c, &ForkOptions{F: f, Dir: c.String("dir"), Ref: ref, At: at, Quiet: c.Bool("quiet")})
+			if c.Bool("code") && c.String("worktree") != "" {
+				return usageErrorf("fork takes one of --code and --worktree")
+			}
+			return runF(c, &ForkOptions{F: f, Dir: c.String("dir"), Ref: ref, At: at, Quiet: c.Bool("quiet"),
+				Code: c.Bool("code"), Worktree: c.String("worktree")})
 		},
 	}
 }
@@ -63,14 +82,23 @@ func forkRun(ctx context.Context, o *ForkOptions) error {
 	if err != nil {
 		return err
 	}
+	code, err := o.checkCode(ctx, st, src)
+	if err != nil {
+		return err
+	}
 	s, err := branch(ctx, st, src, o.At, session.ForkData{})
 	if err != nil {
 		return err
 	}
+	es := s.Entries()
+	point := es[len(es)-1].Parent // the fork entry follows the fork point
+	if code {
+		if err := forkCode(ctx, o, s); err != nil {
+			return fmt.Errorf("forked %s as %s, but its code: %w", src, s.ID(), err)
+		}
+	}
 	fmt.Fprintln(o.F.IO.Out, s.ID())
 	if !o.Quiet {
-		es := s.Entries()
-		point := es[len(es)-1].Parent // the fork entry follows the fork point
 		fmt.Fprintf(o.F.IO.Err, "forked %s after entry %d; continue with: decode resume %s \"PROMPT\"\n", src, point, s.ID())
 	}
 	return nil

@@ -122,6 +122,9 @@ type RewindOptions struct {
 	// Exact removes every file the target does not know, as in a work tree
 	// made for the purpose (fork --worktree), and records no safety entry.
 	Exact bool
+	// Known, when set, replaces the session's last snapshot as the tree
+	// whose files may be removed (fork --code: the source session's last).
+	Known string
 }
 
 // Rewind restores the work tree of sn to the code as it was at entry at of
@@ -142,6 +145,9 @@ func (s *Session) Rewind(ctx context.Context, sn *Snapshotter, src []Entry, at i
 	known := plumbing.ZeroHash
 	if last, err := SnapshotAt(s.entries, 0); err == nil {
 		known = plumbing.NewHash(last.Tree)
+	}
+	if o.Known != "" {
+		known = plumbing.NewHash(o.Known)
 	}
 	if r.Safety, err = sn.Snapshot(ctx); err != nil {
 		return r, err
