@@ -92,6 +92,8 @@ func providerTestFactory(t *testing.T, env map[string]string) (*Factory, *bytes.
 type echoTool struct {
 	name string
 	args []string
+	// pad is appended to the result (a tool output too large for the window).
+	pad string
 }
 
 const echoMarker = "echo-result-7d1f"
@@ -105,7 +107,7 @@ func (e *echoTool) Run(_ context.Context, args json.RawMessage) (tools.Result, e
 	if !json.Valid(args) {
 		return tools.Result{Content: "invalid arguments: not JSON; send a JSON object", IsError: true}, nil
 	}
-	return tools.Result{Content: echoMarker}, nil
+	return tools.Result{Content: echoMarker + e.pad}, nil
 }
 
 type allowGate struct{}
@@ -195,6 +197,35 @@ func TestLoopInvalidToolArguments(t *testing.T) {
 			reqs := srv.Requests()
 			require.Len(t, reqs, 2)
 			assert.Contains(t, string(reqs[1].Body), "invalid arguments", "the model sees the error")
+		})
+	}
+}
+
+// TestLoopContextTooLongCompactsAndRetries: a provider's own
+// context-too-long answer makes the loop compact (a summary request, in
+// the provider's format) and send the request once more, over every
+// provider.
+func TestLoopContextTooLongCompactsAndRetries(t *testing.T) {
+	for _, p := range conformanceProviders() {
+		t.Run(p.Name, func(t *testing.T) {
+			fx := conformance.Load(t, p.Dir)
+			// A tool output the provider will find too long.
+			tool := &echoTool{name: fx.ToolCall.Calls[0].Name, pad: strings.Repeat(" padding", 20000)}
+			// tool call; refused as too long; the summary; the retried request.
+			out, es, srv, err := loopRun(t, p, tool, fx.ToolCall.Reply, fx.ContextTooLong.Reply, fx.Text.Reply, fx.Text.Reply)
+			require.NoError(t, err)
+			assert.Equal(t, fx.Text.Text, out.Text)
+			assert.Equal(t, []string{"user", "assistant", "tool_call", "tool_result", "compaction", "assistant", "end"}, entryTypes(es))
+			var d session.CompactionData
+			require.NoError(t, es[4].Decode(&d))
+			assert.Equal(t, agent.TriggerOverflow, d.Trigger)
+			assert.Equal(t, "read main.go", d.State.Task.Text)
+			reqs := srv.Requests()
+			require.Len(t, reqs, 4, "retried once after compacting")
+			assert.Contains(t, string(reqs[2].Body), "You summarise the earlier part", "the summary request")
+			assert.Contains(t, string(reqs[3].Body), "decode compacted this conversation", "the retry carries the compacted context")
+			assert.Contains(t, string(reqs[3].Body), "read main.go", "and the task")
+			assert.Less(t, len(reqs[3].Body), len(reqs[1].Body)/5, "the retry is much smaller than the refused request")
 		})
 	}
 }

@@ -64,6 +64,10 @@ type Fixtures struct {
 	// Auth is a rejected key; Quota an exhausted quota or balance.
 	Auth  Case `json:"auth"`
 	Quota Case `json:"quota"`
+	// ContextTooLong is the provider's answer to a prompt longer than the
+	// model's context window, in its own wire format: never retried as is
+	// (decode compacts the context, then sends it again).
+	ContextTooLong Case `json:"context_too_long"`
 }
 
 // Case is one scenario: what the server sends and what the stream must
@@ -156,6 +160,7 @@ func (fx Fixtures) cases() map[string]Case {
 		"text": fx.Text, "tool_call": fx.ToolCall, "two_calls": fx.TwoCalls, "invalid_args": fx.InvalidArgs,
 		"rate_limit": fx.RateLimit, "server_error": fx.ServerError, "overloaded": fx.Overloaded,
 		"error_event": fx.ErrorEvent, "auth": fx.Auth, "quota": fx.Quota,
+		"context_too_long": fx.ContextTooLong,
 	}
 }
 

@@ -17,7 +17,7 @@ func TestFixtureSetsLoad(t *testing.T) {
 	for _, p := range []string{"openai", "anthropic", "gemini"} {
 		t.Run(p, func(t *testing.T) {
 			fx := Load(t, filepath.Join("..", p, "testdata"))
-			assert.Len(t, fx.cases(), 10, "every scenario")
+			assert.Len(t, fx.cases(), 11, "every scenario")
 		})
 	}
 }

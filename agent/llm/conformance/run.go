@@ -47,6 +47,7 @@ func Run(t *testing.T, p Provider) {
 	t.Run("reset_mid_stream", h.reset)
 	t.Run("auth_not_retried", func(t *testing.T) { h.final(t, h.fx.Auth, llm.ErrAuth) })
 	t.Run("quota_not_retried", func(t *testing.T) { h.final(t, h.fx.Quota, llm.ErrQuota) })
+	t.Run("context_too_long_not_retried", func(t *testing.T) { h.final(t, h.fx.ContextTooLong, llm.ErrContextTooLong) })
 	t.Run("retries_exhausted", h.exhausted)
 }
 
