@@ -4,6 +4,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -117,6 +118,7 @@ func Run(ctx context.Context, o Options, prompt string) (Outcome, error) {
 		l.o.Sink = func(Event) {}
 	}
 	entries := o.Log.Entries()
+	rememberFiles(o.Tools, entries)
 	var open *turn
 	l.msgs, open = history(entries, l.sid())
 	if t, ok := o.Log.(tornLog); ok && t.TornTail() && open != nil {
@@ -155,6 +157,31 @@ func Run(ctx context.Context, o Options, prompt string) (Outcome, error) {
 // were lost (*session.Session): what they recorded may have happened.
 type tornLog interface {
 	TornTail() bool
+}
+
+// rememberFiles tells the tools which files the session read or wrote
+// before this run, from its tool results: a file read before a pause
+// still counts as read after the resume, unless it changed since.
+func rememberFiles(reg *tools.Registry, entries []session.Entry) {
+	if reg == nil {
+		return
+	}
+	var seen []tools.FileSeen
+	for _, e := range entries {
+		if e.Type != session.TypeToolResult || !bytes.Contains(e.Data, []byte(`"seen"`)) {
+			continue
+		}
+		var d session.ToolResultData
+		if e.Decode(&d) != nil {
+			continue
+		}
+		for _, f := range d.Seen {
+			seen = append(seen, tools.FileSeen{Path: f.Path, Mod: f.Mod, Size: f.Size})
+		}
+	}
+	if len(seen) > 0 {
+		reg.Remember(seen)
+	}
 }
 
 type loop struct {

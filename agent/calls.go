@@ -293,7 +293,11 @@ func (l *loop) perform(ctx context.Context, call llm.ToolCall, v tools.Verdict, 
 func (l *loop) result(call llm.ToolCall, res tools.Result, ms int64) llm.ToolResult {
 	out := llm.ToolResult{CallID: call.ID, Name: call.Name, Content: res.Content, IsError: res.IsError}
 	l.o.Sink(Event{Type: EventToolResult, Call: &call, Result: &out, Note: res.Note, Ms: ms})
-	l.add(session.NewEntry(session.TypeToolResult, session.ToolResultData{ToolResult: out, Ms: ms},
+	var seen []session.FileSeen
+	for _, f := range res.Seen {
+		seen = append(seen, session.FileSeen{Path: f.Path, Mod: f.Mod, Size: f.Size})
+	}
+	l.add(session.NewEntry(session.TypeToolResult, session.ToolResultData{ToolResult: out, Ms: ms, Seen: seen},
 		strings.TrimSpace(call.Name+" "+Summarize(call.Args))))
 	return out
 }

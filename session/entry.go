@@ -118,6 +118,16 @@ type ToolCallData struct {
 type ToolResultData struct {
 	llm.ToolResult
 	Ms int64 `json:"ms,omitempty"`
+	// Seen lists the files the call read or wrote, as they were then, so
+	// that a resumed run knows which files were read.
+	Seen []FileSeen `json:"seen,omitempty"`
+}
+
+// FileSeen is one version of a file a tool read or wrote.
+type FileSeen struct {
+	Path string    `json:"path"`
+	Mod  time.Time `json:"mod"`
+	Size int64     `json:"size"`
 }
 
 // Kinds of approval_request: what a paused run waits for.

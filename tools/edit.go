@@ -75,10 +75,11 @@ func (s *fileState) editFile(path, tool string, ops []editOp) (Result, error) {
 	if err := writeFileAtomic(abs, []byte(after), old); err != nil {
 		return errResult(tool+" "+rel+": failed", fmt.Sprintf("write %s: %v", rel, err)), nil
 	}
+	res = editResult(rel, string(before), after, count, how, old == nil)
 	if fi, err := os.Stat(abs); err == nil {
-		s.markRead(abs, fi)
+		res.Seen = s.markRead(abs, fi)
 	}
-	return editResult(rel, string(before), after, count, how, old == nil), nil
+	return res, nil
 }
 
 // editable reads the file an edit applies to, after the read-before-edit

@@ -57,11 +57,27 @@ func newFileState(w *Workspace) *fileState {
 
 func stampOf(fi fs.FileInfo) fileStamp { return fileStamp{mod: fi.ModTime(), size: fi.Size()} }
 
-// markRead records that abs was read (or written) as fi describes it.
-func (s *fileState) markRead(abs string, fi fs.FileInfo) {
+// same reports whether two stamps are of one version of a file; the times
+// compare as instants, as one may have come back from a session's JSON.
+func (a fileStamp) same(b fileStamp) bool { return a.mod.Equal(b.mod) && a.size == b.size }
+
+// markRead records that abs was read (or written) as fi describes it, and
+// returns the record for the call's result.
+func (s *fileState) markRead(abs string, fi fs.FileInfo) []FileSeen {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.seen[abs] = stampOf(fi)
+	st := stampOf(fi)
+	s.seen[abs] = st
+	return []FileSeen{{Path: abs, Mod: st.mod, Size: st.size}}
+}
+
+// remember restores what an earlier process of the session read.
+func (s *fileState) remember(seen []FileSeen) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, f := range seen {
+		s.seen[f.Path] = fileStamp{mod: f.Mod, size: f.Size}
+	}
 }
 
 // checkFresh returns a message for the model when the existing file abs,
@@ -74,7 +90,7 @@ func (s *fileState) checkFresh(abs string, fi fs.FileInfo) string {
 	switch {
 	case !ok:
 		return fmt.Sprintf("%s exists and has not been read in this session: read it first, then change it", rel)
-	case st != stampOf(fi):
+	case !st.same(stampOf(fi)):
 		return fmt.Sprintf("%s changed on disk since you last read it: read it again before changing it", rel)
 	}
 	return ""

@@ -33,8 +33,18 @@ type readArgs struct {
 }
 
 func newReadTool(s *fileState) Tool {
-	return newFuncTool("read", readDesc, true, s.read)
+	return &readTool{Tool: newFuncTool("read", readDesc, true, s.read), st: s}
 }
+
+// readTool is the read tool, which also restores what the file tools read
+// in an earlier process of the session (see Registry.Remember).
+type readTool struct {
+	Tool
+	st *fileState
+}
+
+// Remember marks the files as read, as they were then.
+func (t *readTool) Remember(seen []FileSeen) { t.st.remember(seen) }
 
 // read shows a page of a text file with line numbers and records the file
 // as read for the editing tools.
@@ -60,8 +70,7 @@ func (s *fileState) read(ctx context.Context, a readArgs) (Result, error) {
 		return Result{}, fmt.Errorf("read %s: %w", rel, err)
 	}
 	if fi.Size() == 0 {
-		s.markRead(abs, fi)
-		return Result{Content: rel + " is empty (0 bytes).", Note: "read " + rel + " (empty)"}, nil
+		return Result{Content: rel + " is empty (0 bytes).", Note: "read " + rel + " (empty)", Seen: s.markRead(abs, fi)}, nil
 	}
 	br := bufio.NewReaderSize(f, 64<<10)
 	if head, _ := br.Peek(sniffLen); isBinary(head) {
@@ -74,14 +83,14 @@ func (s *fileState) read(ctx context.Context, a readArgs) (Result, error) {
 	if offset > p.total {
 		return errResult("read "+rel+": past the end", fmt.Sprintf("offset %d is past the end: %s has %d lines.", offset, rel, p.total)), nil
 	}
-	s.markRead(abs, fi)
+	seen := s.markRead(abs, fi)
 	last := offset + p.shown - 1
 	note := fmt.Sprintf("read %s %d-%d", rel, offset, last)
 	if last < p.total {
 		note += " of " + strconv.Itoa(p.total)
 		fmt.Fprintf(&p.out, "(lines %d-%d of %d shown; read with offset=%d to continue)\n", offset, last, p.total, last+1)
 	}
-	return Result{Content: p.out.String(), Note: note}, nil
+	return Result{Content: p.out.String(), Note: note, Seen: seen}, nil
 }
 
 // openable resolves path and checks that it names an existing regular file,

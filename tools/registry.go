@@ -98,6 +98,17 @@ func (r *Registry) Specs() []llm.ToolSpec {
 	return specs
 }
 
+// Remember tells the tools what the session read before this process: the
+// file tools then let an edit through on a file read before a pause, unless
+// it changed on disk since.
+func (r *Registry) Remember(seen []FileSeen) {
+	for _, t := range r.tools {
+		if m, ok := t.(interface{ Remember([]FileSeen) }); ok {
+			m.Remember(seen)
+		}
+	}
+}
+
 // ReadOnly returns a registry of only the read-only tools, in the same order.
 func (r *Registry) ReadOnly() *Registry {
 	var ro, deferred []Tool

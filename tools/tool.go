@@ -5,6 +5,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"decode/agent/llm"
 )
@@ -27,6 +28,17 @@ type Result struct {
 	IsError bool
 	// Note is a one-line summary for humans ("edited main.go (+3 -1)").
 	Note string
+	// Seen lists the files the call read or wrote, as they were then: the
+	// session records them, so that a resumed run knows what was read.
+	Seen []FileSeen
+}
+
+// FileSeen is one version of a file a tool read or wrote.
+type FileSeen struct {
+	// Path is the resolved absolute path.
+	Path string
+	Mod  time.Time
+	Size int64
 }
 
 // Decision is the gate's answer for one tool call.

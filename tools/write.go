@@ -51,8 +51,9 @@ func (s *fileState) write(ctx context.Context, a writeArgs) (Result, error) {
 	if err := writeFileAtomic(abs, []byte(a.Content), old); err != nil {
 		return errResult("write "+rel+": failed", fmt.Sprintf("write %s: %v", rel, err)), nil
 	}
+	var seen []FileSeen
 	if fi, err := os.Stat(abs); err == nil {
-		s.markRead(abs, fi)
+		seen = s.markRead(abs, fi)
 	}
 	lines := strings.Count(a.Content, "\n")
 	if a.Content != "" && !strings.HasSuffix(a.Content, "\n") {
@@ -62,11 +63,13 @@ func (s *fileState) write(ctx context.Context, a writeArgs) (Result, error) {
 		return Result{
 			Content: fmt.Sprintf("Created %s (%d lines, %d bytes).", rel, lines, len(a.Content)),
 			Note:    fmt.Sprintf("created %s (%d lines)", rel, lines),
+			Seen:    seen,
 		}, nil
 	}
 	d := lineDiff(string(before), a.Content)
 	return Result{
 		Content: fmt.Sprintf("Wrote %s (%d lines, %d bytes; +%d -%d lines).", rel, lines, len(a.Content), d.added, d.removed),
 		Note:    fmt.Sprintf("wrote %s (+%d -%d)", rel, d.added, d.removed),
+		Seen:    seen,
 	}, nil
 }
