@@ -8,6 +8,7 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"iter"
 	"net/http"
 	"strings"
@@ -137,11 +138,72 @@ type turn struct {
 	// is the final answer the model gave through it.
 	respond, wrapped bool
 	answer           *string
+	// deltas holds the text and thinking streamed into each block since it
+	// started. The SDK's Accumulate appends each delta to a string, which
+	// copies the whole block every time (quadratic: a 10 MB answer took
+	// 27 s); a builder per block is linear, and the block gets its text
+	// once, before its stop event refreshes the block's JSON.
+	deltas map[int64]*blockText
+}
+
+// blockText is the text and thinking streamed into one content block.
+type blockText struct{ text, thinking strings.Builder }
+
+// addDelta records a text or thinking delta for block i.
+func (t *turn) addDelta(i int64, text, thinking string) error {
+	if i < 0 || i >= int64(len(t.acc.Content)) {
+		return fmt.Errorf("content_block_delta for block %d of %d", i, len(t.acc.Content))
+	}
+	if t.deltas == nil {
+		t.deltas = map[int64]*blockText{}
+	}
+	b := t.deltas[i]
+	if b == nil {
+		b = &blockText{}
+		t.deltas[i] = b
+	}
+	b.text.WriteString(text)
+	b.thinking.WriteString(thinking)
+	return nil
+}
+
+// settle moves the text streamed into block i into the block.
+func (t *turn) settle(i int64) {
+	b := t.deltas[i]
+	if b == nil || i < 0 || i >= int64(len(t.acc.Content)) {
+		return
+	}
+	cb := &t.acc.Content[i]
+	cb.Text += b.text.String()
+	cb.Thinking += b.thinking.String()
+	delete(t.deltas, i)
 }
 
 // apply folds one stream event into the message and returns the neutral
 // event it yields, if any.
 func (t *turn) apply(ev sdk.MessageStreamEventUnion) (llm.Event, bool, error) {
+	if ev.Type == "content_block_delta" {
+		switch ev.Delta.Type {
+		case "text_delta":
+			if err := t.addDelta(ev.Index, ev.Delta.Text, ""); err != nil {
+				return llm.Event{}, false, err
+			}
+			return llm.Event{Kind: llm.EventText, Text: ev.Delta.Text}, ev.Delta.Text != "", nil
+		case "thinking_delta":
+			if err := t.addDelta(ev.Index, "", ev.Delta.Thinking); err != nil {
+				return llm.Event{}, false, err
+			}
+			return llm.Event{Kind: llm.EventThinking, Text: ev.Delta.Thinking}, ev.Delta.Thinking != "", nil
+		}
+	}
+	switch ev.Type {
+	case "content_block_start", "content_block_stop":
+		t.settle(ev.Index)
+	case "message_stop":
+		for i := range t.deltas {
+			t.settle(i)
+		}
+	}
 	var call *llm.ToolCall
 	if ev.Type == "content_block_stop" && ev.Index >= 0 && ev.Index < int64(len(t.acc.Content)) {
 		// Read the tool input before Accumulate: on block stop it replaces
@@ -155,17 +217,6 @@ func (t *turn) apply(ev sdk.MessageStreamEventUnion) (llm.Event, bool, error) {
 		return llm.Event{}, false, err
 	}
 	switch ev.Type {
-	case "content_block_delta":
-		switch ev.Delta.Type {
-		case "text_delta":
-			if ev.Delta.Text != "" {
-				return llm.Event{Kind: llm.EventText, Text: ev.Delta.Text}, true, nil
-			}
-		case "thinking_delta":
-			if ev.Delta.Thinking != "" {
-				return llm.Event{Kind: llm.EventThinking, Text: ev.Delta.Thinking}, true, nil
-			}
-		}
 	case "content_block_stop":
 		if call != nil && t.respond && call.Name == respondTool {
 			a := answerText(call.Args, t.wrapped)
