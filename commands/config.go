@@ -29,6 +29,9 @@ type Config struct {
 	Providers map[string]ProviderConfig `toml:"providers"`
 	// MaxStdin caps piped input in bytes.
 	MaxStdin int64 `toml:"max_stdin"`
+	// IdleTimeout fails a model request that receives nothing for this
+	// long ("2m" by default, "0" never), as a retryable provider error.
+	IdleTimeout string `toml:"idle_timeout"`
 	// Hooks are executables run at the agent loop's events; a repository's
 	// hooks run only once the user trusts it (decode trust).
 	Hooks HooksConfig `toml:"hooks"`
@@ -141,6 +144,9 @@ func (f *Factory) loadConfig(repoRoot string) (Config, []string, error) {
 			return c, nil, fmt.Errorf("DECODE_MAX_TURNS=%q is not a number", v)
 		}
 		c.MaxTurns = n
+	}
+	if v := f.Getenv("DECODE_IDLE_TIMEOUT"); v != "" {
+		c.IdleTimeout = v
 	}
 	if err := checkModels(c); err != nil {
 		return c, nil, err

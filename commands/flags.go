@@ -38,6 +38,8 @@ type AgentOptions struct {
 	MaxSteps   int
 	MaxCost    float64
 	Timeout    time.Duration
+	// IdleTimeout is --idle-timeout as given ("" when not).
+	IdleTimeout string
 	// OnAsk is what a headless run does when the gate says ask: pause or deny.
 	OnAsk string
 	// AddDirs widen the workspace beyond the repository (or cwd).
@@ -73,6 +75,7 @@ func agentFlags(withMode bool) []cli.Flag {
 		&cli.IntFlag{Name: "max-steps", Usage: "stop after `N` tool-call steps (exit 5)"},
 		&cli.Float64Flag{Name: "max-cost", Usage: "stop when the session has cost `USD` (exit 5)"},
 		&cli.DurationFlag{Name: "timeout", Usage: "stop after `DURATION` of wall time, e.g. 20m (exit 5)"},
+		&cli.StringFlag{Name: "idle-timeout", Usage: "fail a model request that receives nothing for `DURATION` (default 2m; 0 never), and retry it"},
 		&cli.StringFlag{Name: "system-file", Usage: "replace the system prompt with the text in `FILE`"},
 		&cli.StringFlag{Name: "append-system-file", Usage: "add the text in `FILE` to the system prompt"},
 		&cli.BoolFlag{Name: "mcp-strict", Usage: "fail (exit 1) when a configured MCP server does not start, instead of warning and going on without it"},
@@ -110,6 +113,7 @@ func agentOptions(f *Factory, command string, c *cli.Context) *AgentOptions {
 		MaxSteps:         c.Int("max-steps"),
 		MaxCost:          c.Float64("max-cost"),
 		Timeout:          c.Duration("timeout"),
+		IdleTimeout:      c.String("idle-timeout"),
 		OnAsk:            c.String("on-ask"),
 		AddDirs:          c.StringSlice("add-dir"),
 		SystemFile:       c.String("system-file"),

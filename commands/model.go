@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"decode/agent/llm"
 	"decode/agent/llm/providers"
@@ -41,6 +42,9 @@ func (f *Factory) newModel(ctx context.Context, name string, cfg Config) (llm.Mo
 	}
 	mc, err := f.resolveModel(name, cfg)
 	if err != nil {
+		return nil, err
+	}
+	if mc.Idle, err = idleTimeout(cfg.IdleTimeout); err != nil {
 		return nil, err
 	}
 	if w := mc.UnknownModelWarning(); w != "" {
@@ -84,4 +88,20 @@ func (f *Factory) secretNames(cfg Config) []string {
 		}
 	}
 	return append(names, cfg.SecretEnv...)
+}
+
+// idleTimeout reads idle_timeout (or --idle-timeout): a duration such as
+// "90s"; "" means the default, "0" never times out.
+func idleTimeout(v string) (time.Duration, error) {
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, usageErrorf("idle timeout %q is not a duration such as 90s or 2m (0 turns it off)", v)
+	}
+	if d == 0 {
+		return -1, nil
+	}
+	return d, nil
 }

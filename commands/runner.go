@@ -107,6 +107,9 @@ func (f *Factory) agentSetup(ctx context.Context, o *AgentOptions, cfg Config, d
 	if name == "" {
 		name = cfg.Model
 	}
+	if o.IdleTimeout != "" {
+		cfg.IdleTimeout = o.IdleTimeout
+	}
 	m, err := f.newModel(ctx, name, cfg)
 	if err != nil {
 		return opts, err

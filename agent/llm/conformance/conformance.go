@@ -109,6 +109,10 @@ type Reply struct {
 	// Reset sends the first half of File's events and then resets the
 	// connection, as a broken network does mid-answer.
 	Reset bool `json:"reset,omitempty"`
+	// Stall sends nothing at all ("headers"), or the first half of File's
+	// events ("half"), and then stays silent until the client gives up,
+	// as a stalled provider or proxy does.
+	Stall string `json:"stall,omitempty"`
 }
 
 // Provider says how to test one provider.

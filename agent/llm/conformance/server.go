@@ -81,6 +81,20 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, errNoReply.Error(), http.StatusTeapot)
 		return
 	}
+	if rep.Stall != "" {
+		if rep.Stall == "half" {
+			b, err := os.ReadFile(filepath.Join(s.dir, rep.File))
+			if err != nil {
+				s.t.Errorf("conformance server: %v", err)
+			}
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			w.Write(firstHalf(b))
+			w.(http.Flusher).Flush()
+		}
+		<-r.Context().Done() // silent until the client gives up
+		return
+	}
 	if err := s.write(w, *rep); err != nil {
 		s.t.Errorf("conformance server: %v", err)
 	}

@@ -7,8 +7,10 @@ package providers
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
+	"time"
 
 	"decode/agent/llm"
 	"decode/agent/llm/anthropic"
@@ -35,15 +37,15 @@ type Provider struct {
 }
 
 func buildOpenAI(_ context.Context, c Choice) (llm.Model, error) {
-	return openai.New(openai.Config{APIKey: c.Key, BaseURL: c.Base, Model: c.Model, Provider: c.Name, HTTPClient: llm.HTTPClient()})
+	return openai.New(openai.Config{APIKey: c.Key, BaseURL: c.Base, Model: c.Model, Provider: c.Name, HTTPClient: c.httpClient()})
 }
 
 func buildGemini(ctx context.Context, c Choice) (llm.Model, error) {
-	return gemini.New(ctx, gemini.Config{APIKey: c.Key, BaseURL: c.Base, Model: c.Model, HTTPClient: llm.HTTPClient()})
+	return gemini.New(ctx, gemini.Config{APIKey: c.Key, BaseURL: c.Base, Model: c.Model, HTTPClient: c.httpClient()})
 }
 
 func buildAnthropic(_ context.Context, c Choice) (llm.Model, error) {
-	return anthropic.New(anthropic.Config{APIKey: c.Key, BaseURL: c.Base, Model: c.Model, HTTPClient: llm.HTTPClient()})
+	return anthropic.New(anthropic.Config{APIKey: c.Key, BaseURL: c.Base, Model: c.Model, HTTPClient: c.httpClient()})
 }
 
 // all is the registry, in the order a key set in the environment picks a
@@ -190,6 +192,19 @@ type Choice struct {
 	Model string
 	Key   string
 	Base  string
+	// Idle fails a request that receives no byte for this long (no
+	// headers, or a stream gone silent) with a retryable network error;
+	// 0 means llm.DefaultIdleTimeout, negative means never.
+	Idle time.Duration
+}
+
+// httpClient is the client the adapter sends requests with.
+func (c Choice) httpClient() *http.Client {
+	idle := c.Idle
+	if idle == 0 {
+		idle = llm.DefaultIdleTimeout
+	}
+	return llm.WithIdleTimeout(llm.HTTPClient(), idle)
 }
 
 // Resolve finds the provider, key and base URL of a model name such as
