@@ -240,7 +240,7 @@ func (db *objectDB) writeLoose(t plumbing.ObjectType, data []byte) (plumbing.Has
 	}
 	for attempt := 0; ; attempt++ {
 		err = db.placeLoose(h, buf.Bytes())
-		if err == nil || !errors.Is(err, fs.ErrNotExist) || attempt >= 8 {
+		if err == nil || !errors.Is(err, fs.ErrNotExist) || attempt >= 100 {
 			return h, err
 		}
 	}
