@@ -21,7 +21,7 @@ type ForkOptions struct {
 	// when set, makes a new work tree there instead (see forkCode).
 	Code     bool
 	Worktree string
-	known    string // the source's last snapshot tree, for Code
+	known    []session.Entry // the source's entries, for Code
 }
 
 // NewCmdFork builds `decode fork`. runF replaces the run function in tests.

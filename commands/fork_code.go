@@ -15,14 +15,11 @@ func (o *ForkOptions) checkCode(ctx context.Context, st *session.Store, src stri
 	if !o.Code && o.Worktree == "" {
 		return false, nil
 	}
-	last, _, err := codeAt(ctx, st, src)
+	_, es, err := codeAt(ctx, st, fmt.Sprintf("%s@%d", src, o.At))
 	if err != nil {
 		return false, err
 	}
-	o.known = last.Tree
-	if _, _, err := codeAt(ctx, st, fmt.Sprintf("%s@%d", src, o.At)); err != nil {
-		return false, err
-	}
+	o.known = es
 	if o.Worktree != "" {
 		wt, err := o.worktreeDir()
 		if err != nil {
@@ -80,5 +77,26 @@ func forkCode(ctx context.Context, o *ForkOptions, s *session.Session) error {
 		return nil
 	}
 	reportRewind(o.F.IO.Err, s, r, false)
+	return nil
+}
+
+// replayCode restores, before a replay, the code as the source session
+// found it (its first snapshot, start), removing files it made.
+func replayCode(ctx context.Context, o *AgentOptions, s *session.Session, src []session.Entry, start session.Snapshot) error {
+	dir, err := o.F.workDir(o.Dir)
+	if err != nil {
+		return err
+	}
+	if err := s.Lock(); err != nil {
+		return err
+	}
+	defer s.Unlock()
+	r, err := s.Rewind(ctx, s.Snapshotter(dir), src, start.Entry, session.RewindOptions{Known: src})
+	if err != nil {
+		return err
+	}
+	if !o.Quiet {
+		reportRewind(o.F.IO.Err, s, r, false)
+	}
 	return nil
 }

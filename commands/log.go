@@ -144,10 +144,16 @@ func logRun(ctx context.Context, o *LogOptions) error {
 	switch {
 	case o.Stat:
 		stat := statOf(s)
+		code, err := codeSteps(ctx, st, s.Entries())
+		if err != nil {
+			return err
+		}
+		stat.Code = code
 		if o.JSON {
 			return writeJSON(out, stat)
 		}
 		printStat(out, stat)
+		printCodeSteps(out, stat.Code)
 		return nil
 	case o.JSONL:
 		data, err := s.JSONL(ctx)

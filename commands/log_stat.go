@@ -37,6 +37,8 @@ type sessionStat struct {
 	Compactions int `json:"compactions"`
 	Summaries   int `json:"summaries"`
 	Saved       int `json:"compaction_saved_tokens"`
+	// Code lists the files each step changed in the code.
+	Code []stepCode `json:"code,omitempty"`
 }
 
 // toolStat counts one tool's calls.
@@ -227,7 +229,7 @@ func knownType(t string) bool {
 	case session.TypeStart, session.TypeUser, session.TypeAssistant, session.TypeToolCall,
 		session.TypeToolResult, session.TypeApproval, session.TypeApprovalReq, session.TypeSteer,
 		session.TypeCompaction, session.TypeFork, session.TypeLimit, session.TypeInterrupted,
-		session.TypeError, session.TypeEnd:
+		session.TypeError, session.TypeEnd, session.TypeSnapshot:
 		return true
 	}
 	return false

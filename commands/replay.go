@@ -16,6 +16,8 @@ import (
 type ReplayOptions struct {
 	Agent  *AgentOptions
 	Source string
+	// Code restores the code as it was at the source's start first.
+	Code bool
 }
 
 // NewCmdReplay builds `decode replay`. runF replaces the run function in tests.
@@ -33,10 +35,13 @@ runs its user prompts again, one turn after another, on the model -m names
 decode run, so give --mode, --allow and --deny as you would there, in a
 clean work tree. The new id is printed on stderr; compare the two with
 decode log --diff. A turn that pauses or fails ends the replay there.
+With --code, the work tree is first restored to the code as the session
+found it (its first snapshot), recorded as an undoable rewind in the replay.
 
    decode replay 3f2a -m openai:gpt-4.1-mini
    decode log --diff 3f2a @`,
-		Flags:        agentFlags(true),
+		Flags: append(agentFlags(true),
+			&cli.BoolFlag{Name: "code", Usage: "first restore the work tree to the code as the session found it"}),
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -44,7 +49,7 @@ decode log --diff. A turn that pauses or fails ends the replay there.
 			}
 			o := agentOptions(f, "run", c)
 			o.Prompt = ""
-			return runF(c, &ReplayOptions{Agent: o, Source: c.Args().First()})
+			return runF(c, &ReplayOptions{Agent: o, Source: c.Args().First(), Code: c.Bool("code")})
 		},
 	}
 }
@@ -77,11 +82,24 @@ func replayRun(ctx context.Context, ro *ReplayOptions) error {
 	if o.Model == "" {
 		return fmt.Errorf("replay %s: the session names no model; give one with -m", src.ID())
 	}
+	var start session.Snapshot
+	if ro.Code {
+		snaps := session.Snapshots(es)
+		if len(snaps) == 0 {
+			return fmt.Errorf("replay %s --code: the session has no code snapshots; replay it without --code", src.ID())
+		}
+		start = snaps[0]
+	}
 	// The branch shares the source's history up to its first prompt: the
 	// root commit, as a run commits its start entry and prompt together.
 	s, err := branch(ctx, st, src.ID(), turns[0].ID, session.ForkData{Replay: true, Model: o.Model})
 	if err != nil {
 		return err
+	}
+	if ro.Code {
+		if err := replayCode(ctx, o, s, es, start); err != nil {
+			return fmt.Errorf("replay %s --code: %w", src.ID(), err)
+		}
 	}
 	if !o.Quiet {
 		fmt.Fprintf(o.F.IO.Err, "replaying %s of %s on %s as session %s\n", plural(len(turns), "turn"), src.ID(), o.Model, s.ID())

@@ -50,8 +50,10 @@ func (m *meta) modelName() string {
 // observe folds one entry into the summary.
 func (m *meta) observe(e Entry) {
 	m.entries++
-	if e.Type == TypeApproval {
-		return // a decision (decode approve) runs nothing: the session stays paused
+	if e.Type == TypeApproval || e.Type == TypeSnapshot {
+		// A decision (decode approve) runs nothing: the session stays
+		// paused; a snapshot (decode rewind) leaves it as it stood.
+		return
 	}
 	m.status = StatusRunning
 	switch e.Type {

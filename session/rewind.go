@@ -57,6 +57,20 @@ func SnapshotAt(es []Entry, at int) (Snapshot, error) {
 	return found, nil
 }
 
+// workTrees returns the trees of the snapshots es took around calls
+// (kinds before and after), in order: the files a rewind may remove are
+// those the session's own steps saw. Snapshots taken by rewinds are left
+// out, as they take in whatever else the work tree held at the time.
+func workTrees(es []Entry) []string {
+	var out []string
+	for _, s := range Snapshots(es) {
+		if (s.Kind == SnapBefore || s.Kind == SnapAfter) && (len(out) == 0 || out[len(out)-1] != s.Tree) {
+			out = append(out, s.Tree)
+		}
+	}
+	return out
+}
+
 // DiffFormat selects what Diff prints.
 type DiffFormat int
 
@@ -122,9 +136,10 @@ type RewindOptions struct {
 	// Exact removes every file the target does not know, as in a work tree
 	// made for the purpose (fork --worktree), and records no safety entry.
 	Exact bool
-	// Known, when set, replaces the session's last snapshot as the tree
-	// whose files may be removed (fork --code: the source session's last).
-	Known string
+	// Known, when set, replaces the session's entries as those whose
+	// snapshots say which files may be removed (fork --code and replay
+	// --code: the source session's).
+	Known []Entry
 }
 
 // Rewind restores the work tree of sn to the code as it was at entry at of
@@ -132,8 +147,8 @@ type RewindOptions struct {
 // first records a safety snapshot of the current state, so the rewind can
 // be rewound, then makes every file the target snapshot knows match it
 // byte for byte and mode for mode, and removes the files it does not know
-// only if the session's last snapshot had them (files that appeared since
-// are left alone). Ignored and skipped files are never touched, as no
+// only if a snapshot the session took around a call had them (files that
+// appeared otherwise, such as yours since, are left alone). Ignored and skipped files are never touched, as no
 // snapshot holds them. A snapshot of the result is recorded last.
 func (s *Session) Rewind(ctx context.Context, sn *Snapshotter, src []Entry, at int, o RewindOptions) (RewindResult, error) {
 	var r RewindResult
@@ -142,12 +157,9 @@ func (s *Session) Rewind(ctx context.Context, sn *Snapshotter, src []Entry, at i
 		return r, err
 	}
 	r.To = target
-	known := plumbing.ZeroHash
-	if last, err := SnapshotAt(s.entries, 0); err == nil {
-		known = plumbing.NewHash(last.Tree)
-	}
-	if o.Known != "" {
-		known = plumbing.NewHash(o.Known)
+	known := workTrees(s.entries)
+	if o.Known != nil {
+		known = workTrees(o.Known)
 	}
 	if r.Safety, err = sn.Snapshot(ctx); err != nil {
 		return r, err
@@ -155,7 +167,7 @@ func (s *Session) Rewind(ctx context.Context, sn *Snapshotter, src []Entry, at i
 	r.Safety.Kind = SnapSafety
 	cur := plumbing.NewHash(r.Safety.Tree)
 	if o.Exact {
-		known = cur
+		known = []string{cur.String()}
 	}
 	changes, kept, err := sn.plan(ctx, cur, plumbing.NewHash(target.Tree), known)
 	if err != nil {
@@ -196,9 +208,9 @@ func (s *Session) Rewind(ctx context.Context, sn *Snapshotter, src []Entry, at i
 }
 
 // plan lists the changes that turn tree cur into want: paths to write from
-// want, and paths want lacks to remove when known has them; the others
-// want lacks are kept.
-func (sn *Snapshotter) plan(ctx context.Context, cur, want, known plumbing.Hash) (changes []change, kept []string, err error) {
+// want, and paths want lacks to remove when one of the known trees has
+// them; the others want lacks are kept.
+func (sn *Snapshotter) plan(ctx context.Context, cur, want plumbing.Hash, known []string) (changes []change, kept []string, err error) {
 	out, err := sn.git(ctx, nil, "diff-tree", "-r", "-z", "--no-renames", "--raw", cur.String(), want.String())
 	if err != nil {
 		return nil, nil, err
@@ -228,16 +240,10 @@ func (sn *Snapshotter) plan(ctx context.Context, cur, want, known plumbing.Hash)
 		return changes, nil, nil
 	}
 	inKnown := func(string) bool { return true }
-	if known != cur {
-		set := map[string]bool{}
-		if !known.IsZero() {
-			names, err := sn.git(ctx, nil, "ls-tree", "-r", "-z", "--name-only", known.String())
-			if err != nil {
-				return nil, nil, err
-			}
-			for _, n := range strings.Split(string(names), "\x00") {
-				set[n] = true
-			}
+	if len(known) != 1 || known[0] != cur.String() {
+		set, err := sn.paths(ctx, known)
+		if err != nil {
+			return nil, nil, err
 		}
 		inKnown = func(p string) bool { return set[p] }
 	}
@@ -249,6 +255,40 @@ func (sn *Snapshotter) plan(ctx context.Context, cur, want, known plumbing.Hash)
 		}
 	}
 	return changes, kept, nil
+}
+
+// paths returns every path any of trees holds: those of the first, and
+// those each later one added (one git diff-tree --stdin run).
+func (sn *Snapshotter) paths(ctx context.Context, trees []string) (map[string]bool, error) {
+	set := map[string]bool{}
+	if len(trees) == 0 {
+		return set, nil
+	}
+	names, err := sn.git(ctx, nil, "ls-tree", "-r", "-z", "--name-only", trees[0])
+	if err != nil {
+		return nil, err
+	}
+	if len(trees) > 1 {
+		var in strings.Builder
+		for i := 1; i < len(trees); i++ {
+			in.WriteString(trees[i-1] + " " + trees[i] + "\n")
+		}
+		added, err := sn.git(ctx, []byte(in.String()), "diff-tree", "--stdin", "-r", "-z", "--no-renames", "--name-only", "--diff-filter=A")
+		if err != nil {
+			return nil, err
+		}
+		names = append(append(names, 0), added...)
+	}
+	for _, rec := range strings.Split(string(names), "\x00") {
+		// diff-tree --stdin echoes each pair before its paths.
+		if i := strings.LastIndexByte(rec, '\n'); i >= 0 {
+			rec = rec[i+1:]
+		}
+		if rec != "" {
+			set[rec] = true
+		}
+	}
+	return set, nil
 }
 
 // apply removes and writes the planned paths: removals first (and the
@@ -287,4 +327,56 @@ func (sn *Snapshotter) apply(ctx context.Context, want string, changes []change)
 		return fmt.Errorf("rewind: %w", err)
 	}
 	return nil
+}
+
+// FileChange is a file changed between two snapshots; Binary files have no
+// line counts.
+type FileChange struct {
+	Path    string `json:"path"`
+	Added   int    `json:"added"`
+	Deleted int    `json:"deleted"`
+	Binary  bool   `json:"binary,omitempty"`
+}
+
+// Changes returns, for each pair of trees (from, to), the files that
+// differ, from one git diff-tree --stdin run.
+func (st *Store) Changes(ctx context.Context, pairs [][2]string) ([][]FileChange, error) {
+	out := make([][]FileChange, len(pairs))
+	if len(pairs) == 0 {
+		return out, nil
+	}
+	var in strings.Builder
+	for _, p := range pairs {
+		in.WriteString(p[0] + " " + p[1] + "\n")
+	}
+	sn := &Snapshotter{env: gitEnv(os.Getenv, "GIT_DIR="+st.gitDir)}
+	raw, err := sn.gitAt(ctx, st.gitDir, []byte(in.String()), "diff-tree", "--stdin", "-r", "--no-renames", "--numstat", "-z")
+	if err != nil {
+		return nil, fmt.Errorf("changes: %w", err)
+	}
+	// Each pair's output starts with the pair echoed; a pair given twice
+	// is echoed twice, in order.
+	idx := map[string][]int{}
+	for i, p := range pairs {
+		k := p[0] + " " + p[1]
+		idx[k] = append(idx[k], i)
+	}
+	cur := -1
+	for _, rec := range strings.Split(string(raw), "\x00") {
+		for _, line := range strings.Split(rec, "\n") {
+			if q := idx[line]; len(q) > 0 {
+				cur, idx[line] = q[0], q[1:]
+				continue
+			}
+			f := strings.SplitN(line, "\t", 3)
+			if cur < 0 || len(f) != 3 {
+				continue
+			}
+			c := FileChange{Path: f[2], Binary: f[0] == "-"}
+			fmt.Sscan(f[0], &c.Added)
+			fmt.Sscan(f[1], &c.Deleted)
+			out[cur] = append(out[cur], c)
+		}
+	}
+	return out, nil
 }
