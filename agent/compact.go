@@ -198,6 +198,8 @@ func (l *loop) record(d session.CompactionData, p *compactPlan) {
 		l.out.Cost += d.Cost
 		l.spent.cost += d.Cost
 	}
+	d.Spent = &session.Spent{Turns: l.spent.turns, Steps: l.spent.steps, Cost: l.spent.cost,
+		Ms: l.spent.active.Milliseconds(), Manual: d.Trigger == TriggerManual}
 	e := session.NewEntry(session.TypeCompaction, d, fmt.Sprintf("compaction %s %d→%d tokens", d.Strategy, d.TokensBefore, d.TokensAfter))
 	l.add(e)
 	l.msgs = messagesOf(view(append(p.entries, e), p.sid))
@@ -540,6 +542,7 @@ func Compact(ctx context.Context, o Options, focus string) (Compaction, error) {
 	if _, d := lastCompaction(entries); d.FoldedAssistant > 0 {
 		l.folded = d.FoldedAssistant
 	}
+	l.spent = spentIn(entries, o.Cost)
 	if err := l.compact(ctx, TriggerManual, focus, ""); err != nil {
 		return got, err
 	}

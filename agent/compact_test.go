@@ -317,3 +317,21 @@ func TestEstimatorStartsFromReportedUsage(t *testing.T) {
 	e.reset()
 	assert.Equal(t, 50+messagesTokens(msgs), e.estimate(50, msgs))
 }
+
+func TestBudgetsCountSummariesAndHoldAcrossATailRead(t *testing.T) {
+	m := &stepModel{steps: 30, tool: "read"}
+	cost := func(string, llm.Usage) float64 { return 0.01 }
+	log, _, err := compactRun(t, m, Options{Cost: cost, Compaction: CompactOptions{Window: llm.Window{Context: 8000, MaxOutput: 1000}}}, "read them")
+	require.NoError(t, err)
+	es := log.Entries()
+	cs := compactions(es)
+	require.NotEmpty(t, cs)
+	full := spentIn(es, cost)
+	assert.Equal(t, 31, full.turns, "summaries are not turns")
+	assert.InDelta(t, 0.01*float64(31+len(cs)), full.cost, 1e-9, "but their cost counts")
+	// A resume that read only the first entries and those from the last
+	// compaction on (session.OpenTail) counts the same.
+	c, _ := lastCompaction(es)
+	gap := append(append([]session.Entry{}, es[:3]...), es[c-2:]...)
+	assert.Equal(t, full, spentIn(gap, cost))
+}

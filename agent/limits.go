@@ -69,11 +69,20 @@ func spentIn(entries []session.Entry, cost func(string, llm.Usage) float64) budg
 			}
 			run.cost += c
 		case session.TypeCompaction:
-			// A summarising call costs like any other (budgets count it).
 			var d session.CompactionData
-			if e.Decode(&d) == nil {
-				run.cost += d.Cost
+			if e.Decode(&d) != nil {
+				break
 			}
+			if d.Spent == nil {
+				run.cost += d.Cost // a summarising call costs like any other
+				break
+			}
+			// What the task had spent, this run's part included: the
+			// entries before may not have been read (session.OpenTail).
+			total = budget{turns: d.Spent.Turns, steps: d.Spent.Steps, cost: d.Spent.Cost, active: time.Duration(d.Spent.Ms) * time.Millisecond}
+			run, prompted, answered = budget{}, !d.Spent.Manual, !d.Spent.Manual
+			first = time.Time{} // a run's wall time must not span unread entries
+			continue
 		case session.TypeEnd:
 			var d session.EndData
 			if e.Decode(&d) == nil {

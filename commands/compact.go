@@ -70,7 +70,7 @@ func compactRun(ctx context.Context, co *CompactOptions) error {
 	if err != nil {
 		return err
 	}
-	s, err := st.Open(ctx, id)
+	s, err := st.OpenTail(ctx, id)
 	if err != nil {
 		return err
 	}

@@ -76,7 +76,7 @@ func resumeRun(ctx context.Context, ro *ResumeOptions) error {
 	if prompt, err = resumePrompt(o.F.IO, prompt, o.MaxStdin); err != nil {
 		return err
 	}
-	s, err := st.Open(ctx, id)
+	s, err := st.OpenTail(ctx, id) // from the last compaction on: a long session resumes as fast as a short one
 	if err != nil {
 		return err
 	}

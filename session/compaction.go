@@ -57,6 +57,21 @@ type CompactionData struct {
 	Cost  float64   `json:"cost,omitempty"`
 	// State is what decode itself carries across the compaction, verbatim.
 	State StateRecord `json:"state"`
+	// Spent is what the current task had spent when the compaction was
+	// written (this compaction's call included), so that limits hold for a
+	// resume that reads the session from its last compaction on.
+	Spent *Spent `json:"spent,omitempty"`
+}
+
+// Spent is a task's budget used: model requests, tool-call steps, cost in
+// USD, and the wall time of its runs that had ended.
+type Spent struct {
+	Turns int     `json:"turns"`
+	Steps int     `json:"steps"`
+	Cost  float64 `json:"cost,omitempty"`
+	Ms    int64   `json:"ms"`
+	// Manual is set for decode compact, which is not part of a run.
+	Manual bool `json:"manual,omitempty"`
 }
 
 // StateRecord is what must survive a compaction, built by decode from the

@@ -70,6 +70,9 @@ type Session struct {
 	lockPath  string
 	lockBody  string
 	reclaimed string
+	// tail is set for a session opened with OpenTail: only its first chunk
+	// and its chunks from the last compaction on were read.
+	tail bool
 }
 
 // ID returns the session's id.
@@ -116,7 +119,14 @@ func (s *Session) load(h plumbing.Hash) error {
 		}
 	}
 	fresh.seen = map[int]linePos{}
+	from := 0 // chunks 1 to from-1 are skipped (OpenTail)
+	if s.tail {
+		from = fresh.tailStart()
+	}
 	for i, ch := range fresh.chunks {
+		if i > 0 && i < from {
+			continue
+		}
 		fresh.checkChunkName(i)
 		data, err := db.blob(ch.Hash)
 		if err != nil {
@@ -128,6 +138,13 @@ func (s *Session) load(h plumbing.Hash) error {
 		}
 	}
 	fresh.seen = nil
+	if from > 1 {
+		// What was skipped is summed up by the tip's trailers.
+		fresh.meta, fresh.tail = parseTrailers(c.Message), true
+		fresh.lockPath, fresh.lockBody, fresh.reclaimed = s.lockPath, s.lockBody, s.reclaimed
+		*s = fresh
+		return nil
+	}
 	// The tip's trailer says how many entries its writer had: fewer read
 	// back means lines or chunks were lost (an emptied chunk, a missing
 	// file), which nothing else would show.
