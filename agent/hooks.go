@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"decode/agent/llm"
+	"decode/secrets"
 	"decode/session"
 )
 
@@ -50,6 +51,9 @@ type Hooks struct {
 	Timeout time.Duration
 	// Session is the id put in every event.
 	Session string
+	// Secrets redacts each event before a hook reads it (shapes only when
+	// nil): hook input is an exit like any other.
+	Secrets *secrets.Redactor
 }
 
 // HookEvent is what a hook reads on stdin.
@@ -110,6 +114,7 @@ func (h *Hooks) each(ctx context.Context, ev HookEvent, visit func(hookRun) bool
 	}
 	for _, c := range h.Commands[ev.Event] {
 		in, _ := json.Marshal(ev)
+		in = h.Secrets.RedactLine(in)
 		if !visit(h.run(ctx, c, ev.Event, in)) {
 			return
 		}

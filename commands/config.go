@@ -25,6 +25,11 @@ type Config struct {
 	Deny     []string `toml:"deny"`
 	// SecretEnv names extra variables to keep out of tools and sessions.
 	SecretEnv []string `toml:"secret_env"`
+	// ModelSeesSecretShapes lets text that merely has a secret's shape
+	// (an AWS key id, a JWT, a password in a URL) reach the model; known
+	// secret values are masked regardless, and stored sessions and output
+	// are redacted in full either way.
+	ModelSeesSecretShapes bool `toml:"model_sees_secret_shapes"`
 	// Providers holds per-provider settings, keyed by provider name.
 	Providers map[string]ProviderConfig `toml:"providers"`
 	// MaxStdin caps piped input in bytes.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"decode/secrets"
 	"decode/session"
 )
 
@@ -22,6 +23,9 @@ type Factory struct {
 	Environ func() []string
 	// Getwd is the starting directory (before -C).
 	Getwd func() (string, error)
+	// Secrets is the one redactor of every exit (stdout, stderr, sessions,
+	// spill files, hook input, model requests); made on first use.
+	Secrets *secrets.Redactor
 	// SoftStop, when set (by Main), makes the first SIGINT/SIGTERM a stop at
 	// the agent loop's next step boundary and returns the channel that
 	// signal closes; the second signal cancels the command's context.

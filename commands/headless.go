@@ -47,7 +47,8 @@ func (f *Factory) wireHeadless(opts *agent.Options, o *AgentOptions, cfg Config,
 		}
 		opts.Hooks = &agent.Hooks{
 			Commands: cmds, Dir: hookDir, Timeout: timeout,
-			Env: tools.ScrubEnv(f.Environ(), f.secretNames(cfg)),
+			Env:     tools.ScrubEnv(f.Environ(), f.secretNames(cfg)),
+			Secrets: f.redactor(),
 		}
 		if sess != nil {
 			opts.Hooks.Session = sess.ID()

@@ -18,6 +18,16 @@ import (
 
 // Main runs decode with args (os.Args) and returns the exit code.
 func Main(args []string, f *Factory) int {
+	// stdout and stderr are exits like any other: everything printed goes
+	// through the redactor, whole lines at a time.
+	rawOut, rawErr := f.IO.Out, f.IO.Err
+	out, errw := f.redactor().Writer(rawOut), f.redactor().Writer(rawErr)
+	f.IO.Out, f.IO.Err = out, errw
+	defer func() {
+		out.Flush()
+		errw.Flush()
+		f.IO.Out, f.IO.Err = rawOut, rawErr
+	}()
 	app := NewApp(f)
 	ctx, stop := withSignals(context.Background(), f)
 	defer stop()

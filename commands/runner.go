@@ -114,6 +114,8 @@ func (f *Factory) agentSetup(ctx context.Context, o *AgentOptions, cfg Config, d
 	if err != nil {
 		return opts, err
 	}
+	f.learnSecrets(cfg)
+	m = redactingModel{Model: m, r: f.redactor(), seesShapes: cfg.ModelSeesSecretShapes}
 	wsRoot := root
 	if wsRoot == "" {
 		wsRoot = dir
@@ -164,14 +166,14 @@ func (f *Factory) agentTools(o *AgentOptions, cfg Config, ws *tools.Workspace, d
 	if !readOnly {
 		ts = append(ts, tools.NewBash(tools.BashOptions{
 			Dir: dir, Env: tools.ScrubEnv(f.Environ(), f.secretNames(cfg)), Timeout: 2 * time.Minute,
-			TempDir: bashTempDir(),
+			TempDir: bashTempDir(), Secrets: f.redactor(),
 		}))
 	}
 	if t := skillTool(skills); t != nil {
 		ts = append(ts, t)
 	}
 	ts = append(ts, f.waitTools(o)...)
-	ts = append(ts, tools.NewWebFetch(tools.WebFetchOptions{UserAgent: "decode/" + f.Version}))
+	ts = append(ts, tools.NewWebFetch(tools.WebFetchOptions{UserAgent: "decode/" + f.Version, Secrets: f.redactor()}))
 	if o.Command != "ask" {
 		ts = append(ts, tools.NewTodo()) // one question needs no task list
 	}
@@ -252,7 +254,8 @@ func (f *Factory) openLog(ctx context.Context, o *AgentOptions, cfg Config) (age
 			return nil, nil, err
 		}
 	}
-	s.Store().SetRedactor(redactValues(f.Getenv, f.secretNames(cfg)))
+	f.learnSecrets(cfg)
+	s.Store().SetRedactor(f.redactor(), cfg.ModelSeesSecretShapes)
 	if err := s.Lock(); err != nil {
 		if !errors.Is(err, session.ErrConflict) {
 			return nil, nil, err // a full disk, a read-only store, a permission: the error names it
@@ -263,23 +266,6 @@ func (f *Factory) openLog(ctx context.Context, o *AgentOptions, cfg Config) (age
 		fmt.Fprintln(f.IO.Err, "decode: warning: "+w)
 	}
 	return s, s, nil
-}
-
-// redactValues replaces the values of the named variables, where set and
-// long enough to be secrets, with a marker.
-func redactValues(getenv func(string) string, names []string) func([]byte) []byte {
-	var vals []string
-	for _, n := range names {
-		if v := getenv(n); len(v) >= 8 {
-			vals = append(vals, v)
-		}
-	}
-	return func(b []byte) []byte {
-		for _, v := range vals {
-			b = []byte(strings.ReplaceAll(string(b), v, "[REDACTED]"))
-		}
-		return b
-	}
 }
 
 // readPrompt joins the PROMPT argument with piped stdin, refusing input

@@ -115,17 +115,21 @@ func (s *Session) prepare(es []Entry, now time.Time) ([]Entry, [][]byte, error) 
 		if err != nil {
 			return nil, nil, fmt.Errorf("entry %d (%s): %w", id, e.Type, err)
 		}
-		if red := s.store.redact(line); !bytes.Equal(red, line) {
+		red, mem := s.store.redactLine(line)
+		if !bytes.Equal(red, line) {
 			if err := checkLine(red); err != nil {
 				return nil, nil, fmt.Errorf("entry %d (%s) after redaction: %w", id, e.Type, err)
 			}
-			back, err := parseEntry(red)
+		}
+		if !bytes.Equal(mem, line) {
+			back, err := parseEntry(mem)
 			if err != nil {
 				return nil, nil, fmt.Errorf("entry %d (%s) after redaction: %w", id, e.Type, err)
 			}
-			back.Note, line = e.Note, red
+			back.Note = e.Note
 			e = back
 		}
+		line = red
 		added[i], lines[i] = e, append(line, '\n')
 		parent = id
 		id++

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"decode/secrets"
 )
 
 // Store keeps sessions in a git object database: the repository decode runs
@@ -22,7 +24,9 @@ type Store struct {
 	refs     refStore
 	db       *objectDB
 	now      func() time.Time
-	redactor func([]byte) []byte
+	redactor *secrets.Redactor
+	// modelSeesShapes keeps secret shapes in the entries in memory.
+	modelSeesShapes bool
 }
 
 // OpenStore opens the store for dir, where decode runs. Inside a git
@@ -82,10 +86,6 @@ func checkFormat(gitDir string) error {
 // GitDir returns the git directory the sessions are stored in.
 func (s *Store) GitDir() string { return s.gitDir }
 
-// SetRedactor adds a redaction (such as the values of configured secrets)
-// applied to every line after the built-in one. It sees the encoded JSON line.
-func (s *Store) SetRedactor(f func([]byte) []byte) { s.redactor = f }
-
 // Store returns the store the session belongs to.
 func (s *Session) Store() *Store { return s.store }
 
@@ -94,14 +94,6 @@ func (s *Session) Store() *Store { return s.store }
 func (s *Store) SetClock(now func() time.Time) { s.now = now }
 
 func (s *Store) clock() time.Time { return s.now() }
-
-func (s *Store) redact(line []byte) []byte {
-	line = redactBuiltin(line)
-	if s.redactor != nil {
-		line = s.redactor(line)
-	}
-	return line
-}
 
 // Create returns a new, empty session with a fresh id. Its ref is written by
 // its first Append.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"decode/agent/llm"
+	"decode/secrets"
 )
 
 //go:embed bash.md
@@ -47,6 +48,8 @@ type BashOptions struct {
 	Timeout time.Duration
 	// MaxLines and MaxBytes cap the output shown (2,000 lines, 50 KB when zero).
 	MaxLines, MaxBytes int
+	// Secrets redacts the files with full outputs (shapes only when nil).
+	Secrets *secrets.Redactor
 	// TempDir holds the files with full outputs (the system's when empty).
 	// It is created, private, when the first output overflows, so a run
 	// can be given a directory of its own that exists only if it is used.
@@ -188,7 +191,7 @@ func (b *Bash) run(ctx context.Context, command, dir string, timeout time.Durati
 	defer os.Remove(cwdFile.Name())
 	defer cwdFile.Close()
 
-	out := &bashOutput{maxLines: b.o.MaxLines, maxBytes: b.o.MaxBytes, dir: b.o.TempDir}
+	out := &bashOutput{maxLines: b.o.MaxLines, maxBytes: b.o.MaxBytes, dir: b.o.TempDir, secrets: b.o.Secrets}
 	// The EXIT trap reports the final working directory on fd 3. It is a
 	// statement of its own before the command, so it does not change how the
 	// command parses; a command that resets the trap just keeps its directory.
@@ -332,9 +335,12 @@ type bashOutput struct {
 	total   int64
 	lines   int // newlines seen
 	spilled bool
+	secrets *secrets.Redactor
 	file    *os.File
-	saved   int64
-	fileErr error
+	// redacted writes to file: the spill file is an exit like any other.
+	redacted *secrets.Writer
+	saved    int64
+	fileErr  error
 }
 
 func (o *bashOutput) Write(p []byte) (int, error) {
@@ -362,6 +368,9 @@ func (o *bashOutput) spill() {
 	if o.fileErr = os.MkdirAll(o.dir, 0o700); o.fileErr == nil {
 		o.file, o.fileErr = os.CreateTemp(o.dir, "decode-bash-*.txt")
 	}
+	if o.file != nil {
+		o.redacted = o.secrets.Writer(o.file)
+	}
 	o.save(o.buf)
 }
 
@@ -372,7 +381,7 @@ func (o *bashOutput) save(p []byte) {
 	if room := bashMaxSaved - o.saved; int64(len(p)) > room {
 		p = p[:max(room, 0)]
 	}
-	n, err := o.file.Write(p)
+	n, err := o.redacted.Write(p)
 	o.saved += int64(n)
 	if err != nil {
 		o.fileErr = err
@@ -388,6 +397,9 @@ func (o *bashOutput) finish() {
 		o.spill()
 	}
 	if o.file != nil {
+		if err := o.redacted.Flush(); err != nil && o.fileErr == nil {
+			o.fileErr = err
+		}
 		if err := o.file.Close(); err != nil && o.fileErr == nil {
 			o.fileErr = err
 		}

@@ -3,6 +3,8 @@ package tools
 import (
 	"path"
 	"strings"
+
+	"decode/secrets"
 )
 
 // secretVarNames are secrets whose names no pattern below catches.
@@ -22,7 +24,7 @@ var secretValuePrefixes = []string{"sk-ant-", "sk-proj-", "sk-or-", "ghp_", "gho
 // environment of commands the model runs: variables named in extra (exact
 // names, or patterns with *), well-known secret variables, names ending in
 // _KEY, _TOKEN or _SECRET or containing PASSWORD, PASSWD, SECRET or API_KEY,
-// and values that look like well-known API keys.
+// and values with a secret's shape (secrets.HasShape).
 func ScrubEnv(env []string, extra []string) []string {
 	out := make([]string, 0, len(env))
 	for _, kv := range env {
@@ -64,5 +66,7 @@ func secretVar(name, value string, extra []string) bool {
 			return true
 		}
 	}
-	return false
+	// Whatever its name, a value with a secret's shape (a key, a token, a
+	// URL with a password, a private key) is a secret.
+	return secrets.HasShape(value)
 }

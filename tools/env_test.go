@@ -19,3 +19,12 @@ func TestScrubEnv(t *testing.T) {
 	assert.Equal(t, []string{"PATH=/usr/bin:/bin", "HOME=/home/u", "LANG=C.UTF-8", "GOFLAGS=-mod=mod", "TERM=xterm", "SHORT=sk-ant-x", "MALFORMED"}, got)
 	assert.Equal(t, []string{}, ScrubEnv(nil, nil), "an empty environment stays empty, not nil")
 }
+
+func TestScrubEnvBySecretShape(t *testing.T) {
+	env := []string{
+		"DATABASE_URL=postgres://app:s3cretPw0rd@db/prod", "CI_JOB_JWT=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NSJ9.sig",
+		"DEPLOY=AKIAABCDEFGHIJKLMNOP", "PATH=/usr/bin:/bin", "LANG=en_US.UTF-8", "REPO_URL=https://github.com/o/r.git",
+	}
+	assert.Equal(t, []string{"PATH=/usr/bin:/bin", "LANG=en_US.UTF-8", "REPO_URL=https://github.com/o/r.git"}, ScrubEnv(env, nil),
+		"values with a secret's shape go, whatever the variable's name")
+}

@@ -18,6 +18,8 @@ import (
 	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/commonmark"
 	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/table"
 	"golang.org/x/net/html/charset"
+
+	"decode/secrets"
 )
 
 //go:embed web_fetch.md
@@ -44,6 +46,9 @@ type WebFetchOptions struct {
 	MaxOutput int
 	// UserAgent is sent with each request ("decode" when empty).
 	UserAgent string
+	// Secrets are the values no URL may carry: a fetch whose URL holds one
+	// (as is or escaped) is refused in every mode, before anything is sent.
+	Secrets *secrets.Redactor
 }
 
 type webFetchArgs struct {
@@ -100,6 +105,9 @@ type fetched struct {
 }
 
 func (t *WebFetch) run(ctx context.Context, a webFetchArgs) (Result, error) {
+	if urlHoldsSecret(t.o.Secrets, a.URL) {
+		return errResult("web_fetch: refused", "the URL contains a secret decode holds (an API key or a secret_env value); web_fetch never sends one anywhere"), nil
+	}
 	u, msg := parseFetchURL(a.URL)
 	if msg != "" {
 		return errResult("web_fetch: bad url", msg), nil
@@ -334,4 +342,24 @@ func cutAt(text string, start, limit int) int {
 		limit--
 	}
 	return limit
+}
+
+// urlHoldsSecret reports whether raw, as is or unescaped once or twice,
+// holds one of the values r knows.
+func urlHoldsSecret(r *secrets.Redactor, raw string) bool {
+	for range 3 {
+		if r.ContainsKnown(raw) {
+			return true
+		}
+		next, err := url.QueryUnescape(raw)
+		if err != nil || next == raw {
+			if p, err := url.PathUnescape(raw); err == nil && p != raw {
+				next = p
+			} else {
+				return false
+			}
+		}
+		raw = next
+	}
+	return r.ContainsKnown(raw)
 }

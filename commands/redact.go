@@ -1,0 +1,75 @@
+package commands
+
+import (
+	"context"
+	"iter"
+	"strings"
+
+	"decode/agent/llm"
+	"decode/secrets"
+	"decode/tools"
+)
+
+// redactor is the process's one redactor, made on first use.
+func (f *Factory) redactor() *secrets.Redactor {
+	if f.Secrets == nil {
+		f.Secrets = secrets.NewRedactor()
+	}
+	return f.Secrets
+}
+
+// learnSecrets tells the redactor the values decode knows are secret: the
+// variables that may hold a key (the providers', api_key_env, secret_env)
+// and every variable scrubbed from tools' environments.
+func (f *Factory) learnSecrets(cfg Config) {
+	r := f.redactor()
+	for _, n := range f.secretNames(cfg) {
+		if v := f.Getenv(n); v != "" {
+			r.Add(v)
+		}
+	}
+	env := f.Environ()
+	kept := map[string]bool{}
+	for _, kv := range tools.ScrubEnv(env, f.secretNames(cfg)) {
+		kept[kv] = true
+	}
+	for _, kv := range env {
+		if !kept[kv] {
+			_, v, _ := strings.Cut(kv, "=")
+			r.Add(v)
+		}
+	}
+}
+
+// redactingModel masks what goes to the model: known secret values always,
+// secret shapes unless the config lets the model see them. The session
+// entries the messages come from are redacted already; this covers the
+// system prompt (memory files, skills) and is a net under everything else.
+type redactingModel struct {
+	llm.Model
+	r          *secrets.Redactor
+	seesShapes bool
+}
+
+func (m redactingModel) Stream(ctx context.Context, req llm.Request) iter.Seq[llm.Event] {
+	red := m.r.String
+	if m.seesShapes {
+		red = m.r.ValuesString
+	}
+	req.System = red(req.System)
+	msgs := make([]llm.Message, len(req.Messages))
+	for i, msg := range req.Messages {
+		msg.Text = red(msg.Text)
+		if len(msg.Results) > 0 {
+			rs := make([]llm.ToolResult, len(msg.Results))
+			for j, res := range msg.Results {
+				res.Content = red(res.Content)
+				rs[j] = res
+			}
+			msg.Results = rs
+		}
+		msgs[i] = msg
+	}
+	req.Messages = msgs
+	return m.Model.Stream(ctx, req)
+}
