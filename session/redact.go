@@ -1,6 +1,11 @@
 package session
 
-import "decode/secrets"
+import (
+	"bytes"
+	"os"
+
+	"decode/secrets"
+)
 
 // Redacted replaces a secret in a stored line.
 const Redacted = secrets.Mask
@@ -25,4 +30,15 @@ func (s *Store) redactLine(line []byte) (stored, memory []byte) {
 		return stored, stored
 	}
 	return stored, s.redactor.RedactValues(line)
+}
+
+// holdsSecret reports whether the file at path holds text the redactor
+// would mask.
+func (s *Store) holdsSecret(path string) bool {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	red := s.redactor.Redact(data)
+	return len(red) != len(data) || !bytes.Equal(red, data)
 }

@@ -362,6 +362,11 @@ func (sn *Snapshotter) vetUntracked(p string) ([]SkippedPath, bool) {
 		if err == nil && fi.Mode().IsRegular() && fi.Size() > MaxSnapshotFile {
 			return []SkippedPath{{Path: p, Reason: fmt.Sprintf("larger than %d MiB (%d bytes)", MaxSnapshotFile>>20, fi.Size())}}, false
 		}
+		// Snapshots are refs that are pushed with sessions: a new file that
+		// holds a secret (an .env, a key file) stays out of them.
+		if err == nil && fi.Mode().IsRegular() && sn.store.holdsSecret(full) {
+			return []SkippedPath{{Path: p, Reason: "holds a secret (a known value or a secret's shape)"}}, false
+		}
 		return nil, true
 	}
 	n := 0
