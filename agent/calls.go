@@ -243,7 +243,10 @@ func (l *loop) execute(ctx context.Context, call llm.ToolCall, tool tools.Tool, 
 			v.Reason = strings.TrimSpace(v.Reason + " (arguments rewritten by a before_tool hook)")
 		}
 	}
-	readOnly := tool != nil && tool.ReadOnly()
+	// An external tool's call (an MCP server's) is committed before it
+	// runs even when read-only, so that a crash leaves a call without a
+	// result, which resume reports as interrupted.
+	readOnly := tool != nil && tool.ReadOnly() && !tools.IsExternal(tool)
 	return l.perform(ctx, call, v, readOnly, func() tools.Result { return runTool(ctx, tool, call.Args) })
 }
 

@@ -51,9 +51,23 @@ func resultText(r *sdk.CallToolResult) string {
 	return strings.Join(parts, "\n")
 }
 
-// carried reports whether a text part already holds the structured
-// content (servers are asked to send both).
+// carried reports whether the text parts already hold the structured
+// content (servers are asked to send both): as the same JSON, or every
+// value of it (the filesystem server sends {"content": <the text>}).
 func carried(parts []string, structured []byte) bool {
+	var v any
+	if json.Unmarshal(structured, &v) == nil {
+		joined := strings.Join(parts, "\n")
+		var leaves []string
+		collectLeaves(v, &leaves)
+		all := len(leaves) > 0
+		for _, l := range leaves {
+			all = all && strings.Contains(joined, l)
+		}
+		if all {
+			return true
+		}
+	}
 	for _, p := range parts {
 		var a, b any
 		if json.Unmarshal([]byte(p), &a) == nil && json.Unmarshal(structured, &b) == nil {
@@ -65,6 +79,26 @@ func carried(parts []string, structured []byte) bool {
 		}
 	}
 	return false
+}
+
+// collectLeaves gathers the scalar values of a JSON value as text.
+func collectLeaves(v any, out *[]string) {
+	switch x := v.(type) {
+	case map[string]any:
+		for _, e := range x {
+			collectLeaves(e, out)
+		}
+	case []any:
+		for _, e := range x {
+			collectLeaves(e, out)
+		}
+	case string:
+		*out = append(*out, x)
+	case nil:
+	default:
+		b, _ := json.Marshal(x)
+		*out = append(*out, string(b))
+	}
 }
 
 func resourceLink(x *sdk.ResourceLink) string {

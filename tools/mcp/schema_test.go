@@ -28,3 +28,10 @@ func TestCleanSchema(t *testing.T) {
 		})
 	}
 }
+
+func TestStructuredContentNotRepeated(t *testing.T) {
+	assert.True(t, carried([]string{"Successfully wrote to a.txt"}, []byte(`{"content":"Successfully wrote to a.txt"}`)))
+	assert.True(t, carried([]string{`{"sum": 5}`}, []byte(`{"sum":5}`)))
+	assert.False(t, carried([]string{"done"}, []byte(`{"sum":5}`)))
+	assert.False(t, carried(nil, []byte(`{}`)))
+}

@@ -20,7 +20,7 @@ const maxMessage = 8 << 20
 
 // stopGrace is how long a stdio server has to exit after its stdin closes
 // before its process group is killed.
-const stopGrace = 2 * time.Second
+const stopGrace = time.Second
 
 // stdioTransport starts a server command in a process group of its own and
 // speaks newline-delimited JSON over its stdin and stdout, at most

@@ -78,6 +78,12 @@ func NewServer(variant string, extra int) *sdk.Server {
 		func(ctx context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			var a struct{ Seconds float64 }
 			json.Unmarshal(r.Params.Arguments, &a)
+			if f := os.Getenv("MCPTEST_CALLS"); f != "" {
+				if out, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+					fmt.Fprintln(out, "slow")
+					out.Close()
+				}
+			}
 			select {
 			case <-time.After(time.Duration(a.Seconds * float64(time.Second))):
 				return text("done"), nil
@@ -121,7 +127,8 @@ func text(s string) *sdk.CallToolResult {
 // code: "ok" serves the tools; "hang" reads its input and never answers;
 // MCPTEST_EXTRA adds filler tools; "crash" writes to stderr and exits 3; "stubborn" serves but does not exit
 // when its input closes. MCPTEST_VARIANT picks the tools'
-// variant, MCPTEST_PIDFILE names a file to write the pid to.
+// variant, MCPTEST_PIDFILE names a file to write the pid to, and MCPTEST_CALLS a file the
+// slow tool appends a line to when it starts.
 func Main(mode string) int {
 	if f := os.Getenv("MCPTEST_PIDFILE"); f != "" {
 		os.WriteFile(f, []byte(fmt.Sprint(os.Getpid())), 0o644)
