@@ -48,6 +48,9 @@ type Config struct {
 	// MCPServers are the MCP servers whose tools runs offer, by name; a
 	// repository's (in its config or .mcp.json) only once it is trusted.
 	MCPServers map[string]mcp.Server `toml:"mcp_servers"`
+	// Sandbox configures the sandbox bash commands run in; only the
+	// user's own config sets it.
+	Sandbox SandboxConfig `toml:"sandbox"`
 }
 
 // ModelConfig describes a model the built-in table does not know (a local

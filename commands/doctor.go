@@ -67,7 +67,7 @@ func doctorRun(ctx context.Context, o *DoctorOptions) error {
 	checks = append(checks, cfgChecks...)
 	checks = append(checks, modelCheck(f, cfg), keysCheck(f, cfg))
 	checks = append(checks, baseURLChecks(f, cfg)...)
-	checks = append(checks, storeCheck(f, dir), trustCheck(f, root))
+	checks = append(checks, storeCheck(f, dir), trustCheck(f, root), sandboxCheck(ctx, f))
 	failed := 0
 	for _, c := range checks {
 		line := fmt.Sprintf("%-5s %s", c.status, c.what)

@@ -60,6 +60,11 @@ type AgentOptions struct {
 	// usedTools are the MCP tools a resumed session called, and the
 	// results of its mcp_search calls.
 	usedTools []string
+	// Sandbox is --sandbox: auto, strict or off; AllowNet is --allow-net.
+	Sandbox  string
+	AllowNet bool
+	// sandbox is what the run's sandbox set-up decided.
+	sandbox sandboxState
 }
 
 func agentFlags(withMode bool) []cli.Flag {
@@ -87,6 +92,8 @@ func agentFlags(withMode bool) []cli.Flag {
 			&cli.StringSliceFlag{Name: "deny", Usage: "deny tool calls matching `RULE`; deny wins over allow"},
 			&cli.StringFlag{Name: "on-ask", Usage: "with no terminal, when a call needs approval: `pause` (exit 3, decode approve|deny then resume) or deny", Value: "pause"},
 			&cli.StringSliceFlag{Name: "add-dir", Usage: "let file tools reach `DIR` too, beyond the repository"},
+			&cli.StringFlag{Name: "sandbox", Usage: "contain bash commands with the OS: `auto` (every layer the machine gives), strict (refuse without all), off (unconfined, recorded)"},
+			&cli.BoolFlag{Name: "allow-net", Usage: "let sandboxed bash commands reach the network"},
 		)
 	}
 	return fl
@@ -116,6 +123,8 @@ func agentOptions(f *Factory, command string, c *cli.Context) *AgentOptions {
 		IdleTimeout:      c.String("idle-timeout"),
 		OnAsk:            c.String("on-ask"),
 		AddDirs:          c.StringSlice("add-dir"),
+		Sandbox:          c.String("sandbox"),
+		AllowNet:         c.Bool("allow-net"),
 		SystemFile:       c.String("system-file"),
 		AppendSystemFile: c.String("append-system-file"),
 		MCPStrict:        c.Bool("mcp-strict"),

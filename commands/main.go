@@ -4,6 +4,7 @@ package commands
 
 import (
 	"context"
+	"decode/tools/sandbox"
 	"errors"
 	"fmt"
 	"slices"
@@ -18,6 +19,11 @@ import (
 
 // Main runs decode with args (os.Args) and returns the exit code.
 func Main(args []string, f *Factory) int {
+	if len(args) > 1 && args[1] == sandbox.HelperArg {
+		// decode re-executed as the sandbox helper of one command: nothing
+		// else of the CLI runs.
+		return sandbox.HelperMain(args[2:])
+	}
 	// stdout and stderr are exits like any other: everything printed goes
 	// through the redactor, whole lines at a time.
 	rawOut, rawErr := f.IO.Out, f.IO.Err

@@ -65,6 +65,9 @@ func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {
 	if err := addMCPTools(&opts, o, cfg, servers, r.warn); err != nil {
 		return err
 	}
+	if o.sandbox.warning != "" {
+		r.warn(o.sandbox.warning)
+	}
 	opts.Sink = r.event
 	schema.apply(&opts)
 	if f.IO.TTY != nil {
@@ -85,7 +88,7 @@ func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {
 	if o.Session == "" {
 		opts.Start = &session.StartData{
 			Model: opts.Model.Name(), Cwd: dir, Mode: gateMode(o, cfg), Command: o.Command, Version: f.Version,
-			System: shortHash(opts.System), MCP: mcpRecord(servers),
+			System: shortHash(opts.System), MCP: mcpRecord(servers), Sandbox: o.sandbox.summary,
 		}
 	}
 	if err := f.wireHeadless(&opts, o, cfg, sess, dir, root, r.warn); err != nil {
@@ -128,9 +131,15 @@ func (f *Factory) agentSetup(ctx context.Context, o *AgentOptions, cfg Config, d
 	if err != nil {
 		return opts, &UsageError{Msg: err.Error()}
 	}
+	if o.Command != "ask" && mode != tools.ModePlan {
+		if o.sandbox, err = f.setUpSandbox(ctx, o, cfg, ws); err != nil {
+			return opts, err
+		}
+	}
 	var reg *tools.Registry // set below; the gate asks it where bash is
 	gate, err := tools.NewGate(tools.GateConfig{
-		Mode: mode, Root: ws.Root(), ProtectedDirs: []string{".git", ".decode"},
+		Sandboxed: o.sandbox.bash != nil,
+		Mode:      mode, Root: ws.Root(), ProtectedDirs: []string{".git", ".decode"},
 		ExtraRoots: ws.Roots()[1:], BashDir: func() string { return bashDir(reg) },
 		Allow: append(append([]string{}, cfg.Allow...), o.Allow...),
 		Deny:  append(append([]string{}, cfg.Deny...), o.Deny...),
@@ -141,6 +150,9 @@ func (f *Factory) agentSetup(ctx context.Context, o *AgentOptions, cfg Config, d
 	pm := f.loadMemory(dir, root)
 	pm.warn(f.IO.Err)
 	reg = f.agentTools(o, cfg, ws, dir, mode, pm.skills)
+	if sb := o.sandbox.bash; sb != nil {
+		sb.Access = gate.BashAccess
+	}
 	if opts.System, err = f.systemPrompt(o, string(mode), dir, root, pm); err != nil {
 		return opts, err
 	}
@@ -166,7 +178,7 @@ func (f *Factory) agentTools(o *AgentOptions, cfg Config, ws *tools.Workspace, d
 	if !readOnly {
 		ts = append(ts, tools.NewBash(tools.BashOptions{
 			Dir: dir, Env: tools.ScrubEnv(f.Environ(), f.secretNames(cfg)), Timeout: 2 * time.Minute,
-			TempDir: bashTempDir(), Secrets: f.redactor(),
+			TempDir: bashTempDir(), Secrets: f.redactor(), Sandbox: o.sandbox.bash,
 		}))
 	}
 	if t := skillTool(skills); t != nil {

@@ -75,6 +75,9 @@ type StartData struct {
 	// MCP lists the MCP servers the run started, with a hash of each of
 	// their tools' definitions, to notice when a tool changed or vanished.
 	MCP []MCPServerData `json:"mcp,omitempty"`
+	// Sandbox names the sandbox layers bash commands ran in, what was
+	// missing and why, or "off".
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 // MCPServerData is one MCP server of a run: its name, transport and where

@@ -16,6 +16,7 @@ import (
 
 	"decode/agent/llm"
 	"decode/secrets"
+	"decode/tools/sandbox"
 )
 
 //go:embed bash.md
@@ -54,6 +55,9 @@ type BashOptions struct {
 	// It is created, private, when the first output overflows, so a run
 	// can be given a directory of its own that exists only if it is used.
 	TempDir string
+	// Sandbox, when set, runs every command in the operating system's
+	// sandbox; nil runs commands as plain child processes.
+	Sandbox *BashSandbox
 }
 
 // Bash runs command lines in a shell. The working directory a command ends
@@ -86,8 +90,13 @@ func NewBash(o BashOptions) *Bash {
 	if _, err := os.Stat(shell); err != nil {
 		shell = "/bin/sh"
 	}
+	escalate := ""
+	if o.Sandbox != nil {
+		escalate = `,"sandbox":{"type":"string","enum":["escalate"],"description":"only after a command failed for the sandbox (no network, a write outside the workspace): run it outside, once a person approves"},` +
+			`"reason":{"type":"string","description":"why it must leave the sandbox"}`
+	}
 	schema := fmt.Sprintf(`{"type":"object","properties":{"command":{"type":"string"},`+
-		`"timeout_ms":{"type":"integer","description":"default %d"}},"required":["command"]}`, o.Timeout.Milliseconds())
+		`"timeout_ms":{"type":"integer","description":"default %d"}%s},"required":["command"]}`, o.Timeout.Milliseconds(), escalate)
 	return &Bash{o: o, shell: shell, schema: json.RawMessage(schema), killGrace: bashKillGrace, cwd: o.Dir}
 }
 
@@ -102,6 +111,10 @@ func (b *Bash) ReadOnly() bool { return false }
 type bashArgs struct {
 	Command   string `json:"command"`
 	TimeoutMS int64  `json:"timeout_ms"`
+	// Sandbox "escalate" asks to run outside the sandbox; the gate always
+	// asks a person first.
+	Sandbox string `json:"sandbox"`
+	Reason  string `json:"reason"`
 }
 
 // Run runs one command line.
@@ -120,6 +133,8 @@ func (b *Bash) Run(ctx context.Context, raw json.RawMessage) (res Result, err er
 		return Result{Content: "command is empty", IsError: true}, nil
 	case strings.IndexByte(a.Command, 0) >= 0:
 		return Result{Content: "command contains a NUL byte", IsError: true}, nil
+	case a.Sandbox != "" && a.Sandbox != "escalate":
+		return Result{Content: `sandbox must be "escalate" or left out`, IsError: true}, nil
 	case a.TimeoutMS < 0:
 		return Result{Content: "timeout_ms must be positive", IsError: true}, nil
 	case ctx.Err() != nil:
@@ -131,7 +146,8 @@ func (b *Bash) Run(ctx context.Context, raw json.RawMessage) (res Result, err er
 		timeout = time.Duration(min(a.TimeoutMS, limit.Milliseconds())) * time.Millisecond
 	}
 	dir, note := b.startDir()
-	run, err := b.run(ctx, a.Command, dir, timeout)
+	acc := b.access(raw, a)
+	run, err := b.run(ctx, a.Command, dir, timeout, acc)
 	if err != nil {
 		return Result{}, err
 	}
@@ -145,7 +161,23 @@ func (b *Bash) Run(ctx context.Context, raw json.RawMessage) (res Result, err er
 		res.Content = note + "\n" + res.Content
 	}
 	res.Note = fmt.Sprintf("bash %s (%s)", firstLine(a.Command, 60), run.summary())
+	if b.o.Sandbox != nil && acc != AccessWrite {
+		res.Note += " [" + acc.String() + "]"
+	}
 	return res, nil
+}
+
+// access is how far the call may reach in the sandbox.
+func (b *Bash) access(raw json.RawMessage, a bashArgs) Access {
+	switch {
+	case b.o.Sandbox == nil:
+		return AccessFull
+	case a.Sandbox == "escalate":
+		return AccessFull // the gate had a person approve it
+	case b.o.Sandbox.Access != nil:
+		return b.o.Sandbox.Access(raw)
+	}
+	return AccessWrite
 }
 
 // Dir returns the directory the next command starts in: where the last one
@@ -183,7 +215,7 @@ type bashRun struct {
 
 // run starts the command in its own process group and waits for it, its
 // timeout, or ctx; stopping it kills the whole group.
-func (b *Bash) run(ctx context.Context, command, dir string, timeout time.Duration) (*bashRun, error) {
+func (b *Bash) run(ctx context.Context, command, dir string, timeout time.Duration, acc Access) (*bashRun, error) {
 	cwdFile, err := os.CreateTemp("", "decode-cwd-*") // removed below, so not in TempDir
 	if err != nil {
 		return nil, fmt.Errorf("bash: %w", err)
@@ -195,9 +227,17 @@ func (b *Bash) run(ctx context.Context, command, dir string, timeout time.Durati
 	// The EXIT trap reports the final working directory on fd 3. It is a
 	// statement of its own before the command, so it does not change how the
 	// command parses; a command that resets the trap just keeps its directory.
-	cmd := exec.Command(b.shell, "-c", "trap 'pwd -P >&3' EXIT; "+command)
-	cmd.Dir = dir
-	cmd.Env = append([]string{}, b.o.Env...) // never nil: nil would mean our own environment
+	args := []string{b.shell, "-c", "trap 'pwd -P >&3' EXIT; " + command}
+	var cmd *exec.Cmd
+	if b.o.Sandbox != nil {
+		if cmd, err = sandbox.Command(context.WithoutCancel(ctx), b.o.Sandbox.spec(args, dir, b.o.Env, acc)); err != nil {
+			return nil, fmt.Errorf("bash: %w", err)
+		}
+	} else {
+		cmd = exec.Command(args[0], args[1:]...)
+		cmd.Dir = dir
+		cmd.Env = append([]string{}, b.o.Env...) // never nil: nil would mean our own environment
+	}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.ExtraFiles = []*os.File{cwdFile}
 	cmd.WaitDelay = bashPipeGrace

@@ -10,7 +10,10 @@ import (
 // setProcessGroup starts the command in a process group of its own, so that
 // stopping it reaches every process it started.
 func setProcessGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
 }
 
 // killGroup signals the process group led by pid: SIGTERM, or SIGKILL when hard.

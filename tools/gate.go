@@ -58,6 +58,11 @@ type GateConfig struct {
 	// that no mode may write to unless an allow rule names them. .git and
 	// .decode are always protected.
 	ProtectedDirs []string
+	// Sandboxed says bash commands run in the operating system's sandbox:
+	// edit mode then runs them without asking, default mode runs those that
+	// look read-only without asking (with the workspace read-only), and a
+	// call may ask to escalate out of the sandbox, which always asks.
+	Sandboxed bool
 }
 
 // Gate decides whether a tool call may run: allow, ask the user, or deny.
@@ -72,6 +77,8 @@ type Gate struct {
 	// guarded says deny or ask rules exist for bash, so commands the gate
 	// cannot see need approval even in bypass mode.
 	guarded bool
+	// sandboxed: see GateConfig.Sandboxed.
+	sandboxed bool
 }
 
 // fileEditTools are the tools that change files, which edit mode allows
@@ -88,7 +95,7 @@ func NewGate(c GateConfig) (*Gate, error) {
 	if !filepath.IsAbs(c.Root) {
 		return nil, fmt.Errorf("gate: workspace root %q is not an absolute path", c.Root)
 	}
-	g := &Gate{mode: mode, root: filepath.Clean(c.Root), bashDir: c.BashDir}
+	g := &Gate{mode: mode, root: filepath.Clean(c.Root), bashDir: c.BashDir, sandboxed: c.Sandboxed}
 	g.realRoot = g.root
 	if real, err := filepath.EvalSymlinks(g.root); err == nil {
 		g.realRoot = real

@@ -23,6 +23,8 @@ func (g *Gate) checkBash(args json.RawMessage) (v Verdict) {
 	}()
 	var a struct {
 		Command *string `json:"command"`
+		Sandbox string  `json:"sandbox"`
+		Reason  string  `json:"reason"`
 	}
 	if err := json.Unmarshal(args, &a); err != nil {
 		return invalidArgs("bash", err)
@@ -45,10 +47,50 @@ func (g *Gate) checkBash(args json.RawMessage) (v Verdict) {
 		v = stricter(v, g.checkUnit(&an.cmds[i]))
 	}
 	what := "the bash command " + quoteSnippet(*a.Command)
+	if g.sandboxed && g.mode == ModeDefault && v.Decision == Allow && v.Rule == "" && len(an.writes) > 0 {
+		// It would run with the workspace read-only, where its write
+		// fails: ask, and once approved it runs with the workspace writable.
+		v = ask(fmt.Sprintf("%s writes to %s and needs the user's approval", what, quoteSnippet(an.writes[0].target.text)), "")
+	}
 	if f := g.activeFloor(an.floors); f != nil {
 		v = stricter(v, g.floorVerdict(what, *f))
 	}
+	if g.sandboxed && a.Sandbox == "escalate" {
+		// No rule and no mode lets a command out of the sandbox: a person
+		// decides, every time.
+		reason := strings.TrimSpace(a.Reason)
+		if reason == "" {
+			reason = "no reason given"
+		}
+		esc := fmt.Sprintf("%s asks to run outside the sandbox (network, writes outside the workspace): %s", what, quoteSnippet(reason))
+		if g.mode == ModePlan {
+			return stricter(v, deny("plan mode: "+esc+"; describe it as a step of the plan instead", ""))
+		}
+		if v.Decision != Deny {
+			v = ask(esc, "")
+		}
+	}
 	return v
+}
+
+// BashAccess says how far a bash call the gate let through may reach in
+// the sandbox: in default mode a line that ran without asking because it
+// looks read-only gets the workspace read-only, and one an allow rule
+// covers or a person approved gets it writable; edit mode writes the
+// workspace, plan mode only reads, bypass is unconfined.
+func (g *Gate) BashAccess(args json.RawMessage) Access {
+	switch g.mode {
+	case ModeBypass:
+		return AccessFull
+	case ModeEdit:
+		return AccessWrite
+	case ModePlan:
+		return AccessRead
+	}
+	if v := g.checkBash(args); v.Decision == Allow && v.Rule == "" {
+		return AccessRead
+	}
+	return AccessWrite
 }
 
 // checkUnit decides one command of a line.
@@ -84,6 +126,10 @@ func (g *Gate) checkUnit(u *cmdUnit) Verdict {
 		return allow(allowed.text)
 	case u.kind != unitCommand:
 		return allow("") // a wrapper or builtin: what it runs is checked on its own
+	case g.sandboxed && g.mode == ModeEdit:
+		return allow("") // the sandbox holds it to the workspace
+	case g.sandboxed && g.mode == ModeDefault && looksReadOnly(u.words):
+		return allow("") // the sandbox holds the workspace read-only for it
 	}
 	return g.modeDefault(false, what)
 }
