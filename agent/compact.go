@@ -128,7 +128,7 @@ func (l *loop) overLimit() bool {
 
 // estimate is the estimated size of the next request, in tokens.
 func (l *loop) estimate() int {
-	return l.est.estimate(fixedTokens(l.o.System, l.specs()), l.msgs)
+	return l.est.estimate(func() int { return fixedTokens(l.o.System, l.specs()) }, l.msgs)
 }
 
 func (l *loop) specs() []llm.ToolSpec {

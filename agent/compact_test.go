@@ -24,6 +24,7 @@ type stepModel struct {
 	tool      string
 	summarize func(req llm.Request) (string, error)
 	tooLong   map[int]bool // index among step requests → refuse it
+	pad       string       // added to every answer's text
 	reqs      []llm.Request
 	sums      []llm.Request
 	stepN     int
@@ -55,7 +56,7 @@ func (m *stepModel) Stream(_ context.Context, req llm.Request) iter.Seq[llm.Even
 		n := countAssistantMsgs(req.Messages) + req.Folded
 		var r llm.Response
 		if n < m.steps {
-			r = say(fmt.Sprintf("step %d", n+1), call(fmt.Sprintf("c%d", n+1), m.tool, fmt.Sprintf(`{"path":"f%d.txt"}`, n+1)))
+			r = say(fmt.Sprintf("step %d", n+1)+m.pad, call(fmt.Sprintf("c%d", n+1), m.tool, fmt.Sprintf(`{"path":"f%d.txt"}`, n+1)))
 		} else {
 			r = say("done")
 		}
@@ -307,15 +308,16 @@ func TestManualCompactAndViewAcrossIt(t *testing.T) {
 
 func TestEstimatorStartsFromReportedUsage(t *testing.T) {
 	var e estimator
+	fifty := func() int { return 50 }
 	msgs := []llm.Message{{Role: llm.RoleUser, Text: strings.Repeat("x", 400)}}
-	assert.Equal(t, 50+messagesTokens(msgs), e.estimate(50, msgs), "no usage yet: everything is estimated")
+	assert.Equal(t, 50+messagesTokens(msgs), e.estimate(fifty, msgs), "no usage yet: everything is estimated")
 	msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Text: "ok"})
 	e.observe(llm.Usage{Input: 1000, Output: 20}, len(msgs))
-	assert.Equal(t, 1020, e.estimate(50, msgs), "the provider's count of the context so far")
+	assert.Equal(t, 1020, e.estimate(fifty, msgs), "the provider's count of the context so far")
 	msgs = append(msgs, llm.Message{Role: llm.RoleTool, Results: []llm.ToolResult{{CallID: "c", Content: strings.Repeat("y", 4000)}}})
-	assert.Equal(t, 1020+messageTokens(msgs[2]), e.estimate(50, msgs), "plus an estimate of what came after")
+	assert.Equal(t, 1020+messageTokens(msgs[2]), e.estimate(fifty, msgs), "plus an estimate of what came after")
 	e.reset()
-	assert.Equal(t, 50+messagesTokens(msgs), e.estimate(50, msgs))
+	assert.Equal(t, 50+messagesTokens(msgs), e.estimate(fifty, msgs))
 }
 
 func TestBudgetsCountSummariesAndHoldAcrossATailRead(t *testing.T) {
@@ -334,4 +336,37 @@ func TestBudgetsCountSummariesAndHoldAcrossATailRead(t *testing.T) {
 	c, _ := lastCompaction(es)
 	gap := append(append([]session.Entry{}, es[:3]...), es[c-2:]...)
 	assert.Equal(t, full, spentIn(gap, cost))
+}
+
+func TestWhenElidingIsNotEnoughFewerTurnsAreKept(t *testing.T) {
+	// The context is mostly the model's own long answers, which eliding
+	// tool outputs does not shorten; the summary fails.
+	m := &stepModel{steps: 30, tool: "read", pad: "\n" + strings.Repeat("a long explanation ", 60), summarize: func(llm.Request) (string, error) {
+		return "", &llm.Error{Kind: llm.ErrServer, Provider: "fake", Msg: "boom"}
+	}}
+	o := Options{Compaction: CompactOptions{Window: llm.Window{Context: 8000, MaxOutput: 1000}}}
+	o.Tools = tools.NewRegistry(&fakeTool{name: "read", readOnly: true, out: "ok"})
+	log, _, err := compactRun(t, m, o, "read them")
+	require.NoError(t, err)
+	cs := compactions(log.Entries())
+	require.NotEmpty(t, cs)
+	assert.Equal(t, session.CompactFewer, cs[0].Strategy, "failed: %v", cs[0].Failed)
+	assert.Len(t, cs[0].Failed, 2, "the summary and eliding were tried first")
+	for i, req := range m.reqs {
+		assert.LessOrEqual(t, requestTokens(req), 8000, "request %d fits", i)
+	}
+}
+
+func TestNothingFitsFailsWithAdvice(t *testing.T) {
+	// The task alone is larger than the window: no strategy can help.
+	m := &stepModel{steps: 3, tool: "read"}
+	log, _, err := compactRun(t, m, Options{Compaction: CompactOptions{Window: llm.Window{Context: 4000, MaxOutput: 500}}}, strings.Repeat("a very long task ", 2000))
+	require.Error(t, err)
+	e := llm.AsError(err)
+	require.NotNil(t, e)
+	assert.Equal(t, llm.ErrContextTooLong, e.Kind)
+	assert.Contains(t, err.Error(), "decode compact SESSION --focus")
+	assert.Contains(t, err.Error(), "decode fork SESSION@N")
+	assert.Empty(t, m.reqs, "nothing too large was sent")
+	assert.Contains(t, types(log.Entries()), session.TypeError, "the failure is recorded")
 }

@@ -64,10 +64,10 @@ func (e *estimator) observe(u llm.Usage, n int) {
 // reset forgets the usage: the context was rebuilt.
 func (e *estimator) reset() { e.base, e.baseLen = 0, 0 }
 
-// estimate is the size of a request of msgs with fixed tokens besides.
-func (e *estimator) estimate(fixed int, msgs []llm.Message) int {
+// estimate is the size of a request of msgs with fixed() tokens besides.
+func (e *estimator) estimate(fixed func() int, msgs []llm.Message) int {
 	if e.base > 0 && e.baseLen <= len(msgs) {
 		return e.base + messagesTokens(msgs[e.baseLen:])
 	}
-	return fixed + messagesTokens(msgs)
+	return fixed() + messagesTokens(msgs)
 }

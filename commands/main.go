@@ -112,7 +112,7 @@ func errorLine(err error) string {
 	}
 	line := strings.ReplaceAll(withHints(err), "\n", " ")
 	if e := llm.AsError(err); e != nil {
-		if hint := providerHint(e.Kind); hint != "" && !strings.Contains(line, hint) {
+		if hint := providerHint(e.Kind); hint != "" && !strings.Contains(line, hint) && !strings.Contains(line, "decode compact") {
 			line += " — " + hint
 		}
 	}

@@ -101,3 +101,29 @@ func TestDelayHonoursCancellation(t *testing.T) {
 	_, err = llm.Collect(m.Stream(ctx, llm.Request{}))
 	assert.ErrorIs(t, err, context.Canceled)
 }
+
+func TestSummariesAndCompactedRequests(t *testing.T) {
+	m, err := Parse("t.json", []byte(`{"responses":[{"text":"one"},{"text":"two"},{"text":"three"}],
+		"summaries":[{"text":"first summary"},{"text":"second summary"}]}`))
+	require.NoError(t, err)
+	sum := llm.Request{Purpose: llm.PurposeSummary, Messages: []llm.Message{{Role: llm.RoleUser, Text: "summarise"}}}
+	for _, want := range []string{"first summary", "second summary", "second summary"} {
+		r, err := llm.Collect(m.Stream(context.Background(), sum))
+		require.NoError(t, err)
+		assert.Equal(t, want, r.Message.Text, "summaries play in order, the last repeating")
+	}
+	// A compacted request carries one assistant message but two were folded:
+	// the fourth response would play; this script has three.
+	req := llm.Request{Folded: 1, Messages: []llm.Message{{Role: llm.RoleUser, Text: "state"}, {Role: llm.RoleAssistant, Text: "two"}, {Role: llm.RoleUser, Text: "go on"}}}
+	r, err := llm.Collect(m.Stream(context.Background(), req))
+	require.NoError(t, err)
+	assert.Equal(t, "three", r.Message.Text, "the script keeps its place across a compaction")
+
+	// Without summaries, the model writes a short one of its own.
+	plain, err := Parse("p.json", []byte(`{"responses":[{"text":"x"}]}`))
+	require.NoError(t, err)
+	r, err = llm.Collect(plain.Stream(context.Background(), llm.Request{Purpose: llm.PurposeSummary,
+		Messages: []llm.Message{{Role: llm.RoleUser, Text: "[assistant #3]\n→ read {}\n→ grep {}\n"}}}))
+	require.NoError(t, err)
+	assert.Contains(t, r.Message.Text, "made 2 tool calls")
+}
