@@ -36,7 +36,7 @@ func (m *Model) config(req llm.Request) *genai.GenerateContentConfig {
 			// The raw JSON Schema: genai's typed Schema would upper-case
 			// types and drop keywords it does not model.
 			if len(s.Schema) > 0 && json.Valid(s.Schema) {
-				decls[i].ParametersJsonSchema = s.Schema
+				decls[i].ParametersJsonSchema = toolSchema(s.Schema)
 			}
 		}
 		cfg.Tools = []*genai.Tool{{FunctionDeclarations: decls}}
