@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -299,4 +300,35 @@ func TestSearchRevealsTools(t *testing.T) {
 
 	res = call(t, search, `{"query":"zzqq"}`)
 	assert.Contains(t, res.Content, "no MCP tool matches")
+}
+
+// TestHTTPFloodIsBounded: a streamable HTTP server whose answer never ends
+// fails the call once the answer passes the message limit.
+func TestHTTPFloodIsBounded(t *testing.T) {
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return mcptest.NewServer("", 0) }, &sdk.StreamableHTTPOptions{JSONResponse: true})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if !strings.Contains(string(body), `"tools/call"`) {
+			r.Body = io.NopCloser(strings.NewReader(string(body)))
+			h.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"`)
+		chunk := strings.Repeat("a", 64<<10)
+		for i := 0; i < (maxMessage/len(chunk))+64; i++ {
+			if _, err := io.WriteString(w, chunk); err != nil {
+				return
+			}
+		}
+		io.WriteString(w, `"}]}}`) // valid, only too large
+	}))
+	defer srv.Close()
+	m := NewManager([]Server{{Name: "web", URL: srv.URL}}, Options{})
+	defer m.Close()
+	require.Empty(t, m.Start(context.Background()))
+	res := call(t, toolByName(t, m, "mcp__web__echo"), `{"text":"x"}`)
+	assert.True(t, res.IsError)
+	assert.Contains(t, res.Content, "MCP server web failed on echo")
+	assert.Contains(t, res.Content, "larger than 8 MB", "the limit, not a broken answer, failed the call")
 }
