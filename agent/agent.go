@@ -47,6 +47,11 @@ type Options struct {
 	// Approve is asked when the gate says ask; nil means no one is at a
 	// terminal (a headless run): see OnAsk.
 	Approve Approver
+	// VerifyDecision authenticates a recorded approval, denial or answer
+	// (its MAC or SSH signature) before a resume acts on it; an error
+	// refuses the resume. nil checks only that the decision's hash matches
+	// the call.
+	VerifyDecision func(d session.ApprovalData, call llm.ToolCall) error
 	// Sink receives the run's events; nil drops them.
 	Sink func(Event)
 	// Now is the clock; nil means time.Now.
@@ -220,7 +225,7 @@ const maxSentBack = 10
 // begin settles the turn the session left open and appends the prompt.
 func (l *loop) begin(ctx context.Context, prompt string, open *turn) error {
 	if open != nil {
-		if err := checkDecisions(open); err != nil {
+		if err := checkDecisions(open, l.o.VerifyDecision); err != nil {
 			return err
 		}
 		l.superseded = prompt != ""

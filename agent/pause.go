@@ -140,7 +140,10 @@ func awaitsModel(msgs []llm.Message) bool {
 // checkDecisions refuses to continue when a decision does not belong to the
 // call it would release: the request, its decision and the call in the
 // session must all carry the same hash.
-func checkDecisions(t *turn) error {
+//
+// verify, when set, then authenticates each decision (its MAC or
+// signature); a decision it refuses stops the resume, naming the call.
+func checkDecisions(t *turn, verify func(session.ApprovalData, llm.ToolCall) error) error {
 	for _, c := range t.calls {
 		d, decided := t.answers[c.ID]
 		r, requested := t.requests[c.ID]
@@ -149,6 +152,11 @@ func checkDecisions(t *turn) error {
 		}
 		if h := CallHash(c.Name, c.Args); r.Hash != h || d.Hash != h {
 			return fmt.Errorf("the %s decision for call %s (%s) was made for a different call than the one waiting in the session; nothing was run", d.Decision, c.ID, c.Name)
+		}
+		if verify != nil {
+			if err := verify(d, c); err != nil {
+				return fmt.Errorf("the %s decision for call %s (%s) is refused: %w; nothing was run", d.Decision, c.ID, c.Name, err)
+			}
 		}
 	}
 	return nil

@@ -35,8 +35,13 @@ func NewCmdApprove(f *Factory, runF func(*cli.Context, *DecideOptions) error) *c
 		"approve the tool calls a paused session waits for",
 		`Approves the tool calls a paused run waits for (all of them, or the one
 CALL id names), so that decode resume runs them. The approval is an entry in
-the session, bound to the exact call (tool and arguments): it travels with the
-session (git push), so any machine can approve or resume.
+the session, bound to the exact call (tool and arguments) and signed: a MAC
+with your approval key ($XDG_STATE_HOME/decode/keys/approval.key), or, with
+approval_signing = "ssh" in your config, your SSH key (git config
+user.signingkey, user.email), which a resume on another machine checks
+against git's gpg.ssh.allowedSignersFile. A decision that does not verify
+(altered, forged, copied from another session or call, or unsigned) is
+refused at resume, naming the call; give it again with decode approve.
 
    decode approve @
    decode approve @ call_3_1 && decode resume @`)
@@ -102,6 +107,14 @@ func decideRun(c *cli.Context, o *DecideOptions) error {
 	if err != nil {
 		return fmt.Errorf("session %s: %w", s.ID(), err)
 	}
+	dir, err := o.F.workDir(o.Dir)
+	if err != nil {
+		return err
+	}
+	cfg, _, err := o.F.loadConfig(repoRoot(dir))
+	if err != nil {
+		return err
+	}
 	var es []session.Entry
 	for _, w := range targets {
 		d := session.ApprovalData{CallID: w.Request.CallID, Hash: w.Request.Hash, Decision: o.Decision}
@@ -109,6 +122,9 @@ func decideRun(c *cli.Context, o *DecideOptions) error {
 			d.Answer = text
 		} else {
 			d.Reason = text
+		}
+		if err := o.F.signDecision(c.Context, cfg, dir, s.ID(), &d, w.Request); err != nil {
+			return fmt.Errorf("sign the decision on %s: %w", w.Request.CallID, err)
 		}
 		es = append(es, session.NewEntry(session.TypeApproval, d, o.Decision+" "+w.Request.Name+" "+agent.Summarize(w.Request.Args)))
 	}

@@ -30,6 +30,10 @@ type Config struct {
 	// secret values are masked regardless, and stored sessions and output
 	// are redacted in full either way.
 	ModelSeesSecretShapes bool `toml:"model_sees_secret_shapes"`
+	// ApprovalSigning is how decode approve, deny and answer sign their
+	// decisions: "mac" (the default) or "ssh" (the user's SSH key, for
+	// decisions made on another machine). Read from the user's config only.
+	ApprovalSigning string `toml:"approval_signing"`
 	// Providers holds per-provider settings, keyed by provider name.
 	Providers map[string]ProviderConfig `toml:"providers"`
 	// MaxStdin caps piped input in bytes.

@@ -31,6 +31,7 @@ func (f *Factory) wireHeadless(opts *agent.Options, o *AgentOptions, cfg Config,
 		opts.Stop = f.SoftStop()
 	}
 	if sess != nil {
+		opts.VerifyDecision = f.decisionVerifier(firstNonEmpty(root, dir), sess.ID())
 		q := sess.Store().Queue(sess.ID())
 		q.Warn = warn
 		opts.Steer = func() []string { return q.Take(false) }

@@ -161,6 +161,15 @@ type ApprovalData struct {
 	Decision string `json:"decision"` // allow, deny, answer
 	Reason   string `json:"reason,omitempty"`
 	Answer   string `json:"answer,omitempty"`
+	// MAC authenticates the decision with the deciding user's approval key
+	// (HMAC-SHA256 over the session, the call, the tool, its canonical
+	// arguments, the decision and its text; see secrets.Claim).
+	MAC string `json:"mac,omitempty"`
+	// SSHSig, with Signer (an email in git's allowed signers file), is the
+	// same claim signed with the user's SSH key, for decisions made on
+	// another machine (approval_signing = "ssh").
+	SSHSig string `json:"ssh_sig,omitempty"`
+	Signer string `json:"signer,omitempty"`
 }
 
 // LimitData records that a limit stopped the run.
