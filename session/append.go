@@ -50,11 +50,11 @@ func (s *Session) Append(ctx context.Context, es ...Entry) error {
 	// Notes can quote commands and arguments: the subject is redacted like the lines.
 	subj := oneLine(string(s.store.redact([]byte(subject(added)))), 200)
 	msg := subj + "\n\n" + m.trailers()
-	// The objects are written before the ref moves, and are unreachable
-	// until it does: `git prune --expire=now` running beside us may delete
-	// them in between. Writing is deterministic, so when one is missing
-	// after the ref moved (and they are reachable, safe from the next
-	// prune), writing them again restores the very same objects.
+	// What git prune removed of the appends before is restored first, so
+	// that this commit's parent and unchanged chunks exist (see repair).
+	if err := s.store.db.repair(false); err != nil {
+		return fmt.Errorf("append to %s: %w", s.id, err)
+	}
 	var (
 		chunks []object.TreeEntry
 		last   []byte
@@ -63,40 +63,18 @@ func (s *Session) Append(ctx context.Context, es ...Entry) error {
 	if chunks, last, ends, err = s.writeChunks(lines); err != nil {
 		return fmt.Errorf("append to %s: %w", s.id, err)
 	}
-	h, trees, err := s.store.writeCommitTrees(s.rootExtra, s.dirExtra, chunks, parents, msg, now)
+	h, _, err := s.store.writeCommitTrees(s.rootExtra, s.dirExtra, chunks, parents, msg, now)
 	if err != nil {
 		return fmt.Errorf("append to %s: %w", s.id, err)
 	}
 	if err := s.store.refs.update(refPrefix+s.id, s.tip, h); err != nil {
 		return fmt.Errorf("append to %s: %w", s.id, err)
 	}
-	// The entries are committed from here on: a failure to restore a
-	// pruned object is left for git fsck and the reader to report.
-	wrote := append(append([]plumbing.Hash{h}, trees...), newBlobs(s.chunks, chunks)...)
-	for range 2 {
-		if s.store.db.hasAll(wrote) {
-			break
-		}
-		if _, _, _, err := s.writeChunks(lines); err == nil {
-			s.store.writeCommitTrees(s.rootExtra, s.dirExtra, chunks, parents, msg, now)
-		}
-	}
 	s.tip, s.chunks, s.last = h, chunks, last
 	for i, e := range added {
 		s.add(e, ends[i])
 	}
 	return nil
-}
-
-// newBlobs returns the blobs of chunks that old does not hold.
-func newBlobs(old, chunks []object.TreeEntry) []plumbing.Hash {
-	var out []plumbing.Hash
-	for i, c := range chunks {
-		if i >= len(old) || old[i].Hash != c.Hash {
-			out = append(out, c.Hash)
-		}
-	}
-	return out
 }
 
 // prepare numbers, timestamps, encodes and redacts the entries. It returns the

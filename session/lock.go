@@ -245,6 +245,9 @@ func (s *Session) Unlock() error {
 	}
 	path := s.lockPath
 	s.lockPath = ""
+	// The last appends' objects, if a prune removed them meanwhile, are
+	// restored while this process still can (see objectDB.repair).
+	repaired := s.store.db.repair(true)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("unlock session %s: %w", s.id, err)
@@ -255,7 +258,7 @@ func (s *Session) Unlock() error {
 	if err := os.Remove(path); err != nil {
 		return fmt.Errorf("unlock session %s: %w", s.id, err)
 	}
-	return nil
+	return repaired
 }
 
 // refresh reloads the session if its ref moved since it was read.

@@ -83,6 +83,8 @@ func helperMain(mode string) int {
 		}
 		fmt.Println(conflicts)
 		return 0
+	case "soak":
+		return soakWriter(ctx, st, id)
 	}
 	return 2
 }

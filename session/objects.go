@@ -11,9 +11,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -38,6 +40,70 @@ type objectDB struct {
 	objects string    // the objects directory
 	inflate sync.Pool // of *inflater, so that loose reads need no lock
 	fsync   bool      // fsync loose objects and their directories (core.fsync)
+
+	recentMu sync.Mutex
+	recent   []written // the objects written last, oldest first
+	repaired time.Time // when repair last checked them
+}
+
+// written is an object this process wrote, kept for a while to be
+// written again if a `git prune --expire=now` removed it (see repair).
+type written struct {
+	h    plumbing.Hash
+	t    plumbing.ObjectType
+	data []byte
+	at   time.Time
+}
+
+// The objects kept for repair: the last recentMax, none older than
+// recentAge; repair checks them at most every repairEvery (a stat each),
+// so that a fast run of appends does not spend its time checking.
+const (
+	recentMax   = 256
+	recentAge   = 10 * time.Second
+	repairEvery = 50 * time.Millisecond
+)
+
+// remember records an object just written.
+func (db *objectDB) remember(h plumbing.Hash, t plumbing.ObjectType, data []byte) {
+	db.recentMu.Lock()
+	defer db.recentMu.Unlock()
+	now := time.Now()
+	db.recent = append(db.recent, written{h, t, data, now})
+	drop := max(len(db.recent)-recentMax, 0)
+	for drop < len(db.recent) && now.Sub(db.recent[drop].at) > recentAge {
+		drop++
+	}
+	db.recent = db.recent[drop:]
+}
+
+// repair writes again every recent object that is missing. The objects of
+// an append are unreachable until its ref moves, and `git prune
+// --expire=now` deletes every unreachable object whatever its age: a prune
+// that walked the refs just before ours moved deletes what we committed,
+// commits that later appends then name as parents. git's own commits run
+// the same risk (its documentation calls --expire=now unsafe while
+// anything writes); decode repairs it, as objects are content-addressed
+// and writing one again restores it exactly. Append calls repair before it
+// writes, Unlock (with force) once more at the end.
+func (db *objectDB) repair(force bool) error {
+	db.recentMu.Lock()
+	if !force && time.Since(db.repaired) < repairEvery {
+		db.recentMu.Unlock()
+		return nil
+	}
+	db.repaired = time.Now()
+	recent := slices.Clone(db.recent)
+	db.recentMu.Unlock()
+	for _, w := range recent {
+		if db.has(w.h) {
+			continue
+		}
+		if _, err := db.writeLoose(w.t, w.data); err != nil {
+			return fmt.Errorf("restore %s %s removed by git prune: %w", w.t, w.h, err)
+		}
+	}
+	return nil
 }
 
 // inflater is a zlib reader and a buffer reused between loose reads.
@@ -196,6 +262,7 @@ func (db *objectDB) put(o plumbing.EncodedObject) (plumbing.Hash, error) {
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("write %s: %w", o.Type(), err)
 	}
+	db.remember(h, o.Type(), data)
 	return h, nil
 }
 
@@ -352,14 +419,4 @@ func dirEntry(name string, h plumbing.Hash) object.TreeEntry {
 // fileEntry is a tree entry for a regular file.
 func fileEntry(name string, h plumbing.Hash) object.TreeEntry {
 	return object.TreeEntry{Name: name, Mode: filemode.Regular, Hash: h}
-}
-
-// hasAll reports whether every object of hs is in the database.
-func (db *objectDB) hasAll(hs []plumbing.Hash) bool {
-	for _, h := range hs {
-		if !db.has(h) {
-			return false
-		}
-	}
-	return true
 }

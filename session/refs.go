@@ -199,11 +199,22 @@ func (r refStore) update(name string, old, new plumbing.Hash) (err error) {
 
 // lockRef creates the lock file exclusively, retrying while another
 // process holds it for up to the configured timeout, with the randomised
-// backoff git uses (about 1, 4, 9, 16 ... ms).
+// backoff git uses (about 1, 4, 9, 16 ... ms), and making its directory
+// again when git removed it meanwhile.
 func (r refStore) lockRef(lock string) (*os.File, error) {
 	deadline := time.Now().Add(r.cfg.refLockTimeout)
-	for n := 1; ; n++ {
+	for n, missing := 1, 0; ; n++ {
 		f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, fs.ErrNotExist) && missing < 100 {
+			// `git pack-refs` removes the directories it emptied: make
+			// it again, as git's own raceproof_create_file does.
+			missing++
+			if err := os.MkdirAll(filepath.Dir(lock), 0o755); err != nil {
+				return nil, err
+			}
+			n--
+			continue
+		}
 		if !errors.Is(err, fs.ErrExist) {
 			return f, err
 		}
