@@ -60,6 +60,15 @@ type modelsReport struct {
 	Unit      string           `json:"unit"`
 	Default   *modelDefault    `json:"default"`
 	Providers []providerReport `json:"providers"`
+	// Configured are the windows config gives ([models."NAME"]), by name.
+	Configured []configuredModel `json:"configured"`
+}
+
+// configuredModel is a model's window as config sets it.
+type configuredModel struct {
+	Model     string `json:"model"`
+	Context   int    `json:"context"`
+	MaxOutput int    `json:"max_output"`
 }
 
 // modelDefault is the model used when no -m is given, and what chose it.
@@ -100,6 +109,12 @@ func modelsRun(o *ModelsOptions) error {
 		fmt.Fprintln(f.IO.Err, "decode: warning: "+w)
 	}
 	rep := f.modelsReport(cfg)
+	rep.Configured = []configuredModel{}
+	for _, name := range slices.Sorted(maps.Keys(cfg.Models)) {
+		if w, ok := modelWindow(cfg, name); ok && cfg.Models[name].ContextWindow > 0 {
+			rep.Configured = append(rep.Configured, configuredModel{Model: name, Context: w.Context, MaxOutput: w.MaxOutput})
+		}
+	}
 	if o.JSON {
 		enc := json.NewEncoder(f.IO.Out)
 		enc.SetIndent("", "  ")
@@ -168,7 +183,7 @@ func isModel(name string, m llm.ModelInfo) bool {
 func printModels(w io.Writer, rep modelsReport) {
 	var b bytes.Buffer
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "MODEL\t\tCONTEXT\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\t")
+	fmt.Fprintln(tw, "MODEL\t\tCONTEXT\tMAX OUT\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\t")
 	asOf := map[string]bool{}
 	for _, p := range rep.Providers {
 		for _, m := range p.Models {
@@ -176,7 +191,7 @@ func printModels(w io.Writer, rep modelsReport) {
 			if m.Default {
 				mark = "*"
 			}
-			fmt.Fprintf(tw, "%s:%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, m.Name, mark, tokens(m.Context),
+			fmt.Fprintf(tw, "%s:%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, m.Name, mark, tokens(m.Context), tokens(m.MaxOutput),
 				usd(m.Input), usd(m.Output), usd(m.CacheRead), usd(m.CacheWrite), longPrompt(m.Above))
 			asOf[m.AsOf] = true
 		}
@@ -184,6 +199,12 @@ func printModels(w io.Writer, rep modelsReport) {
 	_ = tw.Flush()
 	fmt.Fprintf(&b, "\nPrices in %s as of %s (- means charged as input).\n", rep.Unit, strings.Join(slices.Sorted(maps.Keys(asOf)), ", "))
 	fmt.Fprintln(&b, "Names not listed work too, at unknown cost; openrouter:VENDOR/MODEL is priced as the vendor's model.")
+	for _, c := range rep.Configured {
+		fmt.Fprintf(&b, "%s: %s context, %s max out (config [models.%q])\n", c.Model, tokens(c.Context), tokens(c.MaxOutput), c.Model)
+	}
+	if len(rep.Configured) == 0 {
+		fmt.Fprintln(&b, "A model not listed has no known window: set context_window under [models.\"NAME\"] in config so long sessions compact in time.")
+	}
 
 	fmt.Fprintln(&b)
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)

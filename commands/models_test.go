@@ -51,10 +51,10 @@ func TestModelsText(t *testing.T) {
 	out := stdout.String()
 	assert.Empty(t, stderr.String())
 
-	assert.Regexp(t, `(?m)^MODEL +CONTEXT +INPUT +OUTPUT +CACHE READ +CACHE WRITE$`, out)
-	assert.Regexp(t, `(?m)^anthropic:claude-sonnet-4-5 +\* +200k +3\.00 +15\.00 +0\.30 +3\.75 +above 200k: 6\.00 in, 22\.50 out$`, out,
+	assert.Regexp(t, `(?m)^MODEL +CONTEXT +MAX OUT +INPUT +OUTPUT +CACHE READ +CACHE WRITE$`, out)
+	assert.Regexp(t, `(?m)^anthropic:claude-sonnet-4-5 +\* +200k +64k +3\.00 +15\.00 +0\.30 +3\.75 +above 200k: 6\.00 in, 22\.50 out$`, out,
 		"the default model chosen by the key is marked")
-	assert.Regexp(t, `(?m)^gemini:gemini-2\.5-flash +1M +0\.30 +2\.50 +0\.03 +-$`, out)
+	assert.Regexp(t, `(?m)^gemini:gemini-2\.5-flash +1M +65k +0\.30 +2\.50 +0\.03 +-$`, out)
 	assert.Regexp(t, `(?m)^deepseek:deepseek-reasoner +128k `, out)
 	assert.Regexp(t, `(?m)^anthropic +ANTHROPIC_API_KEY set +https://api\.anthropic\.com \(default\)$`, out)
 	assert.Regexp(t, `(?m)^gemini +GEMINI_API_KEY or GOOGLE_API_KEY not set +https://generativelanguage\.googleapis\.com/ \(default\)$`, out)
