@@ -16,6 +16,10 @@ type IOStreams struct {
 	// InPiped is true when stdin is a pipe or a regular file, the only
 	// cases in which decode reads it, so nothing ever hangs waiting on a tty.
 	InPiped bool
+	// OutTTY is true when stdout is a terminal: the answer is streamed there
+	// with the text written before tool calls. Otherwise stdout gets only
+	// the final answer and that narration goes to stderr.
+	OutTTY bool
 	// ErrTTY is true when stderr is a terminal (spinners, colour).
 	ErrTTY bool
 	// TTY opens the controlling terminal for approval prompts; nil when
@@ -30,6 +34,7 @@ func SystemIO() *IOStreams {
 		m := fi.Mode()
 		s.InPiped = m&os.ModeNamedPipe != 0 || m.IsRegular()
 	}
+	s.OutTTY = isatty.IsTerminal(os.Stdout.Fd())
 	s.ErrTTY = isatty.IsTerminal(os.Stderr.Fd())
 	if isatty.IsTerminal(os.Stdin.Fd()) || s.ErrTTY {
 		s.TTY = func() (io.ReadWriteCloser, error) { return os.OpenFile("/dev/tty", os.O_RDWR, 0) }

@@ -14,23 +14,33 @@ import (
 	"decode/tools"
 )
 
-// renderer prints a run as plain text: the answer streamed to stdout, one
-// line per tool call on stderr.
+// renderer prints a run as plain text: the answer on stdout, one line per
+// tool call on stderr. At a terminal (stdout is one) the text streams as
+// it arrives, including what the model says before its tool calls. In a
+// pipe, or with -q, each response's text is held until it is known to be
+// an answer (the response ended and no tool call followed) and only
+// answers reach stdout; the narration before tool calls goes to stderr
+// (nowhere with -q), so `decode ask … > msg.txt` captures the answer alone.
 type renderer struct {
 	io    *IOStreams
 	quiet bool
-	mu    sync.Mutex
+	// hold is whether text is held back until it is known to be an answer.
+	hold bool
+	mu   sync.Mutex
 	// atLineStart is whether stdout's last byte was a newline (or nothing
 	// has been printed), so the answer always ends with one.
 	atLineStart bool
 	wrote       bool
-	// final buffers the current response's text in quiet mode, where only
-	// the last response (the answer) is printed.
+	// final holds the current response's text when hold is set.
 	final strings.Builder
+	// ended is whether the model's response ended since the last text,
+	// with no tool call after it: more text then starts another answer
+	// (a follow-up's, or a before_finish hook's).
+	ended bool
 }
 
 func newRenderer(s *IOStreams, quiet bool) *renderer {
-	return &renderer{io: s, quiet: quiet, atLineStart: true}
+	return &renderer{io: s, quiet: quiet, hold: quiet || !s.OutTTY, atLineStart: true}
 }
 
 func (r *renderer) event(ev agent.Event) {
@@ -38,15 +48,39 @@ func (r *renderer) event(ev agent.Event) {
 	defer r.mu.Unlock()
 	switch ev.Type {
 	case agent.EventText:
-		if r.quiet {
-			r.final.WriteString(ev.Text)
+		if ev.Text == "" {
 			return
 		}
-		r.text(ev.Text)
-	case agent.EventToolCall:
-		r.final.Reset()
+		if r.ended {
+			// The last response was an answer, and another one begins.
+			r.ended = false
+			r.answer()
+		}
+		t := ev.Text
+		if r.wrote && r.atLineStart && r.final.Len() == 0 {
+			// An answer after another starts on the next line, not after
+			// an empty one.
+			t = strings.TrimLeft(t, "\n")
+		}
+		if r.hold {
+			r.final.WriteString(t)
+			return
+		}
+		r.text(t)
+	case agent.EventUsage:
+		if r.ended {
+			// Two responses ended in a row: the first was an answer.
+			r.answer()
+		}
+		r.ended = true
+	case agent.EventToolCall, agent.EventApprovalRequest:
+		r.ended = false
+		r.narration()
 		if !r.atLineStart {
 			r.text("\n")
+		}
+		if ev.Type == agent.EventApprovalRequest && !r.quiet {
+			fmt.Fprintln(r.io.Err, "⏸ "+ev.Reason)
 		}
 	case agent.EventToolResult:
 		if !r.quiet {
@@ -63,10 +97,6 @@ func (r *renderer) event(ev agent.Event) {
 		}
 	case agent.EventWarning:
 		fmt.Fprintln(r.io.Err, "decode: warning: "+ev.Text)
-	case agent.EventApprovalRequest:
-		if !r.quiet {
-			fmt.Fprintln(r.io.Err, "⏸ "+ev.Reason)
-		}
 	case agent.EventSteer:
 		if !r.quiet {
 			fmt.Fprintln(r.io.Err, "↪ steer: "+firstLineOf(ev.Text))
@@ -96,6 +126,29 @@ func compactionLine(c agent.Compaction) string {
 		c.TokensBefore, c.TokensAfter, plural(c.Folded, "entry"), how)
 }
 
+// narration sends the held text of a response that goes on with tool
+// calls to stderr (with -q, nowhere).
+func (r *renderer) narration() {
+	t := strings.TrimSpace(r.final.String())
+	r.final.Reset()
+	if t != "" && !r.quiet {
+		fmt.Fprintln(r.io.Err, t)
+	}
+}
+
+// answer prints the held text of a response that was an answer, on
+// lines of its own; at a terminal it only ends the streamed line.
+func (r *renderer) answer() {
+	if !r.atLineStart {
+		r.text("\n")
+	}
+	r.text(r.final.String())
+	r.final.Reset()
+	if !r.atLineStart {
+		r.text("\n")
+	}
+}
+
 // todoList prints the task list a todo call set, under its tool line, so
 // a person watching sees the plan as the model keeps it.
 func (r *renderer) todoList(ev agent.Event) {
@@ -120,12 +173,16 @@ func (r *renderer) warn(s string) {
 	fmt.Fprintln(r.io.Err, "decode: warning: "+s)
 }
 
-// finish ends stdout with a newline and, in quiet mode, prints the answer.
+// finish prints the held answer and ends stdout with a newline. A run
+// that ends in an error (a pause, a limit) printed no answer: what it held
+// was narration.
 func (r *renderer) finish(out agent.Outcome, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.quiet && err == nil {
-		r.text(r.final.String())
+	if err == nil {
+		r.answer()
+	} else {
+		r.narration()
 	}
 	if !r.atLineStart {
 		r.text("\n")

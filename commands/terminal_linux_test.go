@@ -95,8 +95,8 @@ func TestTerminalSpinnerAndColour(t *testing.T) {
 }
 
 // ptyRun is decode running with a pseudo-terminal as its controlling
-// terminal, stdin and stderr (stdout stays a pipe): what a person at a
-// terminal sees, and where their keys go.
+// terminal, stdin and stderr, and stdout too when outOnPty (else a pipe):
+// what a person at a terminal sees, and where their keys go.
 type ptyRun struct {
 	cmd  *exec.Cmd
 	ctrl *os.File
@@ -106,7 +106,7 @@ type ptyRun struct {
 	done chan struct{}
 }
 
-func startOnPty(t *testing.T, dir string, env []string, args ...string) *ptyRun {
+func startOnPty(t *testing.T, dir string, env []string, outOnPty bool, args ...string) *ptyRun {
 	t.Helper()
 	ctrl, tty := openPty(t)
 	bin, err := exec.LookPath("decode")
@@ -115,6 +115,9 @@ func startOnPty(t *testing.T, dir string, env []string, args ...string) *ptyRun 
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Dir, p.cmd.Env = dir, env
 	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = tty, &p.out, tty
+	if outOnPty {
+		p.cmd.Stdout = tty
+	}
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	require.NoError(t, p.cmd.Start())
 	tty.Close()
@@ -188,7 +191,7 @@ func TestTerminalCtrlCAtApprovalPrompt(t *testing.T) {
 		{"text": "Let me create it.", "calls": [{"name": "bash", "args": {"command": "touch made.txt"}}]},
 		{"text": "Done."}
 	]}`)
-	p := startOnPty(t, dir, decodeEnv(dir, "TERM=dumb"), "run", "-m", "script:touch.json", "make a file")
+	p := startOnPty(t, dir, decodeEnv(dir, "TERM=dumb"), false, "run", "-m", "script:touch.json", "make a file")
 	p.waitFor(t, "[y/N]")
 	p.type_(t, "\x03")
 	assert.Equal(t, ExitInterrupted, p.exit(t), "Ctrl-C at the prompt ends the run at once")
@@ -200,4 +203,17 @@ func TestTerminalCtrlCAtApprovalPrompt(t *testing.T) {
 	require.Equal(t, 0, code)
 	assert.Contains(t, stdout, `"type":"interrupted"`, "the session records where it stopped")
 	assert.NotContains(t, stdout, `"type":"tool_result"`, "the call stays unanswered, so a resume asks again")
+}
+
+func TestTerminalStdoutStreamsNarration(t *testing.T) {
+	dir := testRepo(t, "look.json", `{"responses": [
+		{"text": "Let me look.", "calls": [{"name": "glob", "args": {"pattern": "*.json"}}]},
+		{"text": "It is look.json."}
+	]}`)
+	p := startOnPty(t, dir, decodeEnv(dir, "TERM=dumb"), true, "ask", "-m", "script:look.json", "which script?")
+	require.Equal(t, 0, p.exit(t))
+	screen := strings.ReplaceAll(p.screen(), "\r\n", "\n")
+	assert.Contains(t, screen, "Let me look.\n• glob *.json", "at a terminal the narration streams on stdout, then the tool line")
+	assert.Contains(t, screen, "\nIt is look.json.\n", "then the answer")
+	assert.Equal(t, 1, strings.Count(screen, "Let me look."), "the narration is shown once")
 }
