@@ -196,8 +196,8 @@ func TestPartialAnswerNeverSavedAsComplete(t *testing.T) {
 	require.Equal(t, 0, code, "stderr: %s", stderr)
 	assert.Len(t, srv.Requests(), 2, "the broken attempt and the retry")
 	assert.Regexp(t, `(?m)^decode: anthropic: network: .*; retrying \(attempt 2\)$`, stderr.String(), "the renderer notes the retry")
-	assert.Equal(t, "Hello, world\nHello, world!\n", stdout.String(),
-		"stdout cannot take back the partial text: it ends its line, then the whole answer follows")
+	assert.Equal(t, "Hello, world!\n", stdout.String(),
+		"stdout, not a terminal, holds the answer until its response ends: the partial text never reaches it")
 	assert.Regexp(t, `decode: 1 model requests, 4621 tokens in \(3400 cached\), 9 out, \$0\.0\d+`, stderr.String(),
 		"the summary shows cached tokens and the cost of a known model")
 
