@@ -294,7 +294,7 @@ func (l *loop) perform(ctx context.Context, call llm.ToolCall, v tools.Verdict, 
 
 // result records a call's result and reports it.
 func (l *loop) result(call llm.ToolCall, res tools.Result, ms int64) llm.ToolResult {
-	out := llm.ToolResult{CallID: call.ID, Name: call.Name, Content: res.Content, IsError: res.IsError}
+	out := llm.ToolResult{CallID: call.ID, Name: call.Name, Content: res.Content, IsError: res.IsError, Images: res.Images}
 	l.o.Sink(Event{Type: EventToolResult, Call: &call, Result: &out, Note: res.Note, Ms: ms})
 	var seen []session.FileSeen
 	for _, f := range res.Seen {

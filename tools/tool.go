@@ -28,6 +28,9 @@ type Result struct {
 	IsError bool
 	// Note is a one-line summary for humans ("edited main.go (+3 -1)").
 	Note string
+	// Images go to models that take images in tool results; Content
+	// describes them for the others.
+	Images []llm.Image
 	// Seen lists the files the call read or wrote, as they were then: the
 	// session records them, so that a resumed run knows what was read.
 	Seen []FileSeen

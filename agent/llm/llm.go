@@ -57,6 +57,15 @@ type ToolResult struct {
 	Name    string `json:"name"`
 	Content string `json:"content"`
 	IsError bool   `json:"is_error,omitempty"`
+	// Images go with the result to providers that take images in tool
+	// results (Anthropic); the others see only Content, which describes them.
+	Images []Image `json:"images,omitempty"`
+}
+
+// Image is an image a tool returned.
+type Image struct {
+	MIME string `json:"mime"`
+	Data []byte `json:"data"`
 }
 
 // ToolSpec describes a tool to the model.

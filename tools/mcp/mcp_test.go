@@ -82,7 +82,10 @@ func TestStdioServerTools(t *testing.T) {
 
 	res = call(t, toolByName(t, m, "mcp__test__picture"), `{}`)
 	assert.Contains(t, res.Content, "here it is")
-	assert.Contains(t, res.Content, "[image: image/png")
+	assert.Contains(t, res.Content, "[image 1: image/png, 33 bytes, attached where the model takes images]")
+	require.Len(t, res.Images, 1, "the image goes along for models that take it")
+	assert.Equal(t, "image/png", res.Images[0].MIME)
+	assert.Equal(t, []byte("\x89PNG"), res.Images[0].Data[:4])
 	assert.Contains(t, res.Content, "[resource link: pixel.png <file:///tmp/pixel.png> image/png]")
 
 	note := toolByName(t, m, "mcp__test__write_note")

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"decode/agent/llm"
 )
 
 // Output limits, as for bash: past either, the model sees the start and
@@ -19,18 +21,31 @@ const (
 	maxOutputBytes = 50 * 1024
 )
 
+// Limits on the images a result passes on to the model.
+const (
+	maxImages     = 4
+	maxImageBytes = 1 << 20
+)
+
 // resultText renders a tool result for the model: text as it is, images
-// and audio described (decode's tool results are text), resource links
-// named with their URI, embedded text resources inlined, and structured
-// content as JSON when no text part already carries it.
-func resultText(r *sdk.CallToolResult) string {
+// described (and returned, up to four of at most 1 MB each, for models that
+// take images in tool results), audio described, resource links named with
+// their URI, embedded text resources inlined, and structured content as
+// JSON when no text part already carries it.
+func resultText(r *sdk.CallToolResult) (string, []llm.Image) {
 	var parts []string
+	var images []llm.Image
 	for _, c := range r.Content {
 		switch x := c.(type) {
 		case *sdk.TextContent:
 			parts = append(parts, x.Text)
 		case *sdk.ImageContent:
-			parts = append(parts, fmt.Sprintf("[image: %s, %d bytes, not shown: decode passes tool results to the model as text]", orUnknown(x.MIMEType), len(x.Data)))
+			if len(images) < maxImages && len(x.Data) <= maxImageBytes {
+				images = append(images, llm.Image{MIME: x.MIMEType, Data: x.Data})
+				parts = append(parts, fmt.Sprintf("[image %d: %s, %d bytes, attached where the model takes images]", len(images), orUnknown(x.MIMEType), len(x.Data)))
+			} else {
+				parts = append(parts, fmt.Sprintf("[image: %s, %d bytes, not passed on (at most %d images of 1 MB)]", orUnknown(x.MIMEType), len(x.Data), maxImages))
+			}
 		case *sdk.AudioContent:
 			parts = append(parts, fmt.Sprintf("[audio: %s, %d bytes, not shown]", orUnknown(x.MIMEType), len(x.Data)))
 		case *sdk.ResourceLink:
@@ -48,7 +63,7 @@ func resultText(r *sdk.CallToolResult) string {
 			parts = append(parts, "structured content: "+string(b))
 		}
 	}
-	return strings.Join(parts, "\n")
+	return strings.Join(parts, "\n"), images
 }
 
 // carried reports whether the text parts already hold the structured

@@ -110,10 +110,11 @@ func (t *Tool) Run(ctx context.Context, args json.RawMessage) (tools.Result, err
 		return tools.Result{IsError: true, Note: t.spec.Name + ": failed",
 			Content: fmt.Sprintf("MCP server %s failed on %s: %s", s.Name, t.remote, msg)}, nil
 	}
-	text := capOutput(resultText(res), t.conn.opts.TempDir, t.spec.Name)
+	text, images := resultText(res)
+	text = capOutput(text, t.conn.opts.TempDir, t.spec.Name)
 	note := fmt.Sprintf("%s: %d bytes", t.spec.Name, len(text))
 	if res.IsError {
 		note = t.spec.Name + ": error"
 	}
-	return tools.Result{Content: text, IsError: res.IsError, Note: note}, nil
+	return tools.Result{Content: text, IsError: res.IsError, Note: note, Images: images}, nil
 }

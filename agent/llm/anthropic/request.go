@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 
@@ -110,6 +111,9 @@ func messages(msgs []llm.Message) ([]sdk.MessageParam, error) {
 	return out, nil
 }
 
+// imageTypes are the image types a tool result may carry.
+var imageTypes = map[string]bool{"image/jpeg": true, "image/png": true, "image/gif": true, "image/webp": true}
+
 // userBlocks holds the tool results (which must come first) and the text.
 // Empty text blocks are rejected by the API, so they are left out.
 func userBlocks(msg llm.Message) []sdk.ContentBlockParamUnion {
@@ -118,6 +122,13 @@ func userBlocks(msg llm.Message) []sdk.ContentBlockParamUnion {
 		res := sdk.ToolResultBlockParam{ToolUseID: r.CallID}
 		if r.Content != "" {
 			res.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: r.Content}}}
+		}
+		for _, img := range r.Images {
+			if imageTypes[img.MIME] {
+				res.Content = append(res.Content, sdk.ToolResultBlockParamContentUnion{OfImage: &sdk.ImageBlockParam{
+					Source: sdk.ImageBlockParamSourceUnion{OfBase64: &sdk.Base64ImageSourceParam{
+						Data: base64.StdEncoding.EncodeToString(img.Data), MediaType: sdk.Base64ImageSourceMediaType(img.MIME)}}}})
+			}
 		}
 		if r.IsError {
 			res.IsError = sdk.Bool(true)
