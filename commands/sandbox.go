@@ -71,6 +71,7 @@ func (f *Factory) setUpSandbox(ctx context.Context, o *AgentOptions, cfg Config,
 		return sandboxState{}, fmt.Errorf("--sandbox strict refuses to run: %s; run decode doctor for details, or use --sandbox auto", rep.Summary())
 	}
 	st := sandboxState{summary: rep.Summary()}
+	_ = sandbox.HideProcess(rep.Layers) // no core file, no /proc/PID/environ for a command, whatever layers there are
 	if len(rep.Layers) == 0 {
 		st.warning = "no sandbox layer works here, bash commands run unconfined: " + rep.Summary()
 		return st, nil
@@ -91,8 +92,8 @@ func (f *Factory) setUpSandbox(ctx context.Context, o *AgentOptions, cfg Config,
 	}
 	sb := &tools.BashSandbox{Layers: rep.Layers, Roots: ws.Roots(), Read: append(read, sandbox.SystemRead...), Write: write, Net: cfg.Sandbox.AllowNet || o.AllowNet}
 	for _, r := range ws.Roots() {
-		w, p := sandbox.GitPaths(r)
-		sb.Write, sb.Protected = append(sb.Write, w...), append(sb.Protected, p...)
+		w, p, pin := sandbox.GitPaths(r)
+		sb.Write, sb.Protected, sb.Pinned = append(sb.Write, w...), append(sb.Protected, p...), append(sb.Pinned, pin...)
 	}
 	if sb.TempDir, err = os.MkdirTemp("", "decode-sandbox-"); err != nil {
 		return sandboxState{}, fmt.Errorf("sandbox temp dir: %w", err)

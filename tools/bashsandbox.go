@@ -52,6 +52,8 @@ type BashSandbox struct {
 	// Protected stay read-only in every mode: .git/hooks, .git/config,
 	// .decode, decode's refs.
 	Protected []string
+	// Pinned cannot be renamed or replaced (a repository's .git).
+	Pinned []string
 	// TempDir is the commands' private temp dir (TMPDIR).
 	TempDir string
 	// Net keeps the host's network (sandbox.allow_net).
@@ -69,7 +71,7 @@ func (s *BashSandbox) spec(args []string, dir string, env []string, acc Access) 
 		Args: args, Dir: dir, Env: env, Layers: s.Layers, Helper: s.Helper,
 		Read:      append(slices.Clone(s.Roots), s.Read...),
 		Write:     slices.Clone(s.Write),
-		Protected: s.Protected, Net: s.Net,
+		Protected: s.Protected, Pinned: s.Pinned, Net: s.Net,
 	}
 	if s.TempDir != "" {
 		spec.Env = append(slices.Clone(env), "TMPDIR="+s.TempDir)

@@ -151,6 +151,11 @@ func setUpMounts(spec Spec) error {
 			return fmt.Errorf("mount a fresh /proc: %w", err)
 		}
 	}
+	for _, p := range spec.Pinned {
+		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil && !os.IsNotExist(err) {
+			return fmt.Errorf("pin %s: %w", p, err)
+		}
+	}
 	for _, p := range spec.Protected {
 		if _, err := os.Lstat(p); err != nil {
 			continue

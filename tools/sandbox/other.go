@@ -28,3 +28,6 @@ func HelperMain(args []string) int {
 
 // LandlockABI is 0 off Linux.
 func LandlockABI() int { return 0 }
+
+// HideProcess does nothing off Linux.
+func HideProcess(layers []Layer) error { return nil }

@@ -75,11 +75,13 @@ func existing(paths []string) []string {
 
 // GitPaths returns, for a workspace root, the git directories a commit
 // writes that lie outside it (a linked worktree's own and common git
-// directory) and the paths no command may write: hooks, config and
-// decode's refs, and the root's .decode. Missing protected directories are
-// created empty (git ignores empty directories), so a command cannot
-// create them either.
-func GitPaths(root string) (write, protected []string) {
+// directory), the paths no command may write (hooks, config, decode's refs
+// and packed-refs, which can hold them; the root's .decode; a linked
+// worktree's .git file and commondir) and the git directories to pin, so
+// that no command can rename or replace them. Missing protected
+// directories are created empty (git ignores empty directories), so a
+// command cannot create them either.
+func GitPaths(root string) (write, protected, pinned []string) {
 	protected = append(protected, mkdirAll(filepath.Join(root, ".decode")))
 	gitDir := filepath.Join(root, ".git")
 	common := gitDir
@@ -88,7 +90,7 @@ func GitPaths(root string) (write, protected []string) {
 		// whose "commondir" names the repository's.
 		d, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
 		if !ok {
-			return nil, protected
+			return nil, protected, nil
 		}
 		gitDir = strings.TrimSpace(d)
 		if !filepath.IsAbs(gitDir) {
@@ -102,19 +104,25 @@ func GitPaths(root string) (write, protected []string) {
 			}
 		}
 		write = append(write, filepath.Clean(gitDir), filepath.Clean(common))
-		protected = append(protected, filepath.Join(gitDir, "config.worktree"))
+		protected = append(protected, filepath.Join(root, ".git"), filepath.Join(gitDir, "config.worktree"),
+			filepath.Join(gitDir, "commondir"), filepath.Join(gitDir, "gitdir"))
+		pinned = append(pinned, filepath.Clean(gitDir))
 	} else if fi, err := os.Stat(gitDir); err != nil || !fi.IsDir() {
-		return nil, protected
+		return nil, protected, nil
 	}
 	common = filepath.Clean(common)
-	protected = append(protected,
+	pinned = append(pinned, common)
+	if f, err := os.OpenFile(filepath.Join(common, "packed-refs"), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err == nil {
+		f.Close() // git reads an empty packed-refs as no packed refs
+	}
+	protected = append(protected, filepath.Join(common, "packed-refs"),
 		mkdirAll(filepath.Join(common, "hooks")),
 		filepath.Join(common, "config"),
 		filepath.Join(common, "config.worktree"),
 		mkdirAll(filepath.Join(common, "refs", "decode")),
 		filepath.Join(common, "logs", "refs", "decode"),
 	)
-	return write, protected
+	return write, protected, pinned
 }
 
 func mkdirAll(p string) string {

@@ -102,6 +102,9 @@ type Spec struct {
 	// Protected are paths inside Write that stay read-only (.git/hooks,
 	// .git/config, .decode, decode's refs).
 	Protected []string
+	// Pinned are directories bind-mounted on themselves, so that no
+	// command can rename, remove or replace them (a repository's .git).
+	Pinned []string
 	// Net keeps the host's network (no network namespace).
 	Net bool
 	// Helper is the binary to run as the helper: os.Executable() when

@@ -166,3 +166,17 @@ func LandlockABI() int {
 	}
 	return v
 }
+
+// HideProcess makes the calling process non-dumpable: its /proc files
+// (environ, mem) become root's, no core file is written, and no process
+// without CAP_SYS_PTRACE can attach to it. decode calls it before running
+// commands, as a last line should the PID namespace and Landlock both be
+// missing. It does nothing for a user other than root whose layers include
+// a user namespace: the child's uid_map would become root's too, and the
+// namespace could not be set up.
+func HideProcess(layers []Layer) error {
+	if Has(layers, UserNS) && os.Getuid() != 0 {
+		return nil
+	}
+	return unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+}
