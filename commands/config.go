@@ -136,7 +136,11 @@ func (f *Factory) loadConfig(repoRoot string) (Config, []string, error) {
 		case trusted:
 			mergeTrusted(&c, r)
 		default:
-			warnings = append(warnings, path+": hooks, allow, mode, providers and MCP servers from a repository's config are ignored until you trust it with decode trust (or put them in "+user+")")
+			why := ""
+			if r := f.trustRevoked(repoRoot, path); r != "" {
+				why = " (" + r + ")"
+			}
+			warnings = append(warnings, path+": hooks, allow, mode, providers and MCP servers from a repository's config are ignored until you trust it with decode trust (or put them in "+user+")"+why)
 		}
 		w, err := f.mergeMCPJSON(&c, repoRoot, trusted)
 		if err != nil {

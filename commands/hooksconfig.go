@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"decode/agent"
-	"decode/secrets"
 	"decode/tools/mcp"
 )
 
@@ -128,16 +127,11 @@ func (f *Factory) trusts(root, path string) bool {
 	return trustStore{path: filepath.Join(f.configDir(), "trusted")}.trusted(root, data)
 }
 
-// trustedFiles returns what the trust hash covers: the repository's
-// config at path and, when there is one, its .mcp.json. Without a
-// .mcp.json the data is the config alone, so trust given before .mcp.json
-// was covered still holds. ok is false when neither file exists.
+// trustedFiles returns what the trust hash covers (see trustState): the
+// repository's config, its .mcp.json, and every file inside the repository
+// that a hook or MCP server of theirs names. ok is false when there is
+// neither a config nor a .mcp.json.
 func trustedFiles(root, path, configDir string) ([]byte, bool) {
-	data, err := secrets.ReadFile(path, root, configDir)
-	cfgOK := err == nil
-	mcpData, err := secrets.ReadFile(filepath.Join(root, ".mcp.json"), root)
-	if err != nil {
-		return data, cfgOK
-	}
-	return append(append(data, "\n\x00.mcp.json\x00\n"...), mcpData...), true
+	data, _, ok := trustState(root, path, configDir)
+	return data, ok
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"decode/agent"
+	"decode/secrets"
 	"decode/session"
 	"decode/tools"
 	"decode/tools/mcp"
@@ -408,7 +409,7 @@ func setSource(m map[string]mcp.Server, source string) {
 // readMCPJSON reads the repository's .mcp.json, if any.
 func readMCPJSON(root string, getenv func(string) string) ([]mcp.Server, error) {
 	path := filepath.Join(root, ".mcp.json")
-	data, err := os.ReadFile(path)
+	data, err := secrets.ReadFile(path, root)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -42,8 +42,13 @@ do not run, and its allow rules, mode, providers and MCP servers are ignored,
 nor are the MCP servers of its .mcp.json started, so running decode in a
 freshly cloned repository cannot execute anything it brings. decode trust
 shows what the config would enable and trusts it as it is now: the trust is
-keyed by the repository's path and a hash of .decode/config.toml and
-.mcp.json, so any change to either needs a new decode trust.
+keyed by the repository's path and the sha256 of .decode/config.toml, of
+.mcp.json, and of every file inside the repository that a hook or MCP server
+command of theirs names (sh .decode/hooks/pre.sh covers the script), so any
+change to one of them (a git pull, say) revokes the trust until decode trust
+again; decode says which file changed. It lists what it trusts: the hooks,
+the permission changes (allow rules, mode), the base URLs your API keys
+would be sent to, the MCP servers, and each file with its hash.
 
    decode trust              # trust this repository's config as it is
    decode trust --list       # the trusted repositories
@@ -92,6 +97,9 @@ func trustRun(_ *cli.Context, o *TrustOptions) error {
 		if err := ts.set(root, ""); err != nil {
 			return err
 		}
+		if err := ts.setItems(root, nil); err != nil {
+			return err
+		}
 		fmt.Fprintf(o.F.IO.Err, "no longer trusted: %s\n", root)
 		return nil
 	}
@@ -100,7 +108,7 @@ func trustRun(_ *cli.Context, o *TrustOptions) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("nothing to trust: %w", err)
 	}
-	all, ok := trustedFiles(root, path, o.F.configDir())
+	all, items, ok := trustState(root, path, o.F.configDir())
 	if !ok {
 		return fmt.Errorf("nothing to trust: %s has neither .decode/config.toml nor .mcp.json", root)
 	}
@@ -118,7 +126,15 @@ func trustRun(_ *cli.Context, o *TrustOptions) error {
 	for _, s := range servers {
 		fmt.Fprintf(o.F.IO.Out, "mcp server %s (.mcp.json): %s\n", s.Name, serverTarget(s))
 	}
+	for _, it := range items {
+		if it.What != "config" {
+			fmt.Fprintf(o.F.IO.Out, "file %s (%s): sha256 %s\n", it.Path, it.What, shortHashOf(it.Hash))
+		}
+	}
 	if err := ts.set(root, configHash(all)); err != nil {
+		return err
+	}
+	if err := ts.setItems(root, items); err != nil {
 		return err
 	}
 	files := ".decode/config.toml is"
@@ -153,7 +169,11 @@ func describeTrust(w io.Writer, c Config) {
 	sort.Strings(names)
 	for _, n := range names {
 		p := c.Providers[n]
-		fmt.Fprintf(w, "provider %s: base_url %q, api_key_env %q\n", n, p.BaseURL, p.APIKeyEnv)
+		line := fmt.Sprintf("provider %s: base_url %q, api_key_env %q", n, p.BaseURL, p.APIKeyEnv)
+		if p.BaseURL != "" {
+			line += fmt.Sprintf(" (your %s API key would be sent to %s)", n, p.BaseURL)
+		}
+		fmt.Fprintln(w, line)
 	}
 	for _, s := range sortedServers(c.MCPServers) {
 		fmt.Fprintf(w, "mcp server %s: %s\n", s.Name, serverTarget(s))
@@ -251,4 +271,12 @@ func (s trustStore) set(root, hash string) error {
 		return fmt.Errorf("write trust list: %w", err)
 	}
 	return nil
+}
+
+// shortHashOf shortens a trust item's hash for display.
+func shortHashOf(h string) string {
+	if len(h) == 64 {
+		return h[:16]
+	}
+	return h
 }
