@@ -292,7 +292,8 @@ func mcpList(ctx context.Context, o *MCPOptions) error {
 	for _, w := range warnings {
 		fmt.Fprintln(o.F.IO.Err, "decode: warning: "+w)
 	}
-	if len(servers) == 0 {
+	untrusted := o.F.untrustedServers(repoRoot(dir))
+	if len(servers) == 0 && len(untrusted) == 0 {
 		fmt.Fprintf(o.F.IO.Err, "no MCP servers configured; add one with decode mcp add NAME -- COMMAND ARGS\n")
 		return nil
 	}
@@ -307,6 +308,9 @@ func mcpList(ctx context.Context, o *MCPOptions) error {
 			state += fmt.Sprintf(" (%dms)", c.Elapsed.Milliseconds())
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", c.Server.Name, c.Server.Source, state, len(c.Tools), byteSize(c.SchemaBytes()), serverTarget(c.Server))
+	}
+	for _, s := range untrusted {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t-\t-\t%s\n", s.Name, s.Source, "untrusted (decode trust)", serverTarget(s))
 	}
 	tw.Flush()
 	for _, c := range m.Servers() {
@@ -404,6 +408,25 @@ func setSource(m map[string]mcp.Server, source string) {
 		s.Name, s.Source = name, source
 		m[name] = s
 	}
+}
+
+// untrustedServers returns the servers a repository brings that are not
+// used because the user has not trusted it (as it is now).
+func (f *Factory) untrustedServers(root string) []mcp.Server {
+	if root == "" {
+		return nil
+	}
+	path := filepath.Join(root, ".decode", "config.toml")
+	if f.trusts(root, path) {
+		return nil
+	}
+	var c Config
+	if data, err := os.ReadFile(path); err == nil && decodeConfig(&c, path, data) == nil {
+		setSource(c.MCPServers, mcp.SourceProject)
+	}
+	out := sortedServers(c.MCPServers)
+	servers, _ := readMCPJSON(root, f.Getenv)
+	return append(out, servers...)
 }
 
 // readMCPJSON reads the repository's .mcp.json, if any.
