@@ -24,6 +24,8 @@ type AgentOptions struct {
 	Dir       string
 	NoSession bool
 	MaxStdin  int64
+	// NoStdin never reads stdin, even when it is a pipe or a file.
+	NoStdin bool
 
 	// Session, when set, continues that session (resume) instead of
 	// starting a new one.
@@ -74,6 +76,7 @@ func agentFlags(withMode bool) []cli.Flag {
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print nothing but the answer: no tool lines, no session id"},
 		&cli.StringFlag{Name: "dir", Aliases: []string{"C"}, Usage: "run in `DIR` instead of the current directory"},
 		&cli.BoolFlag{Name: "no-session", Usage: "do not record the session in git"},
+		&cli.BoolFlag{Name: "no-stdin", Usage: "never read stdin, even when it is a pipe or a file (as in a while-read loop)"},
 		&cli.Int64Flag{Name: "max-stdin", Usage: "refuse piped input larger than `BYTES`", Value: defaultMaxStdin},
 		&cli.BoolFlag{Name: "json", Usage: "print JSONL events on stdout instead of text (schema in the README)"},
 		&cli.StringFlag{Name: "schema", Usage: "the final answer must be JSON valid against the JSON Schema in `FILE`; only that JSON is printed"},
@@ -114,6 +117,7 @@ func agentOptions(f *Factory, command string, c *cli.Context) *AgentOptions {
 		Dir:       c.String("dir"),
 		NoSession: c.Bool("no-session"),
 		MaxStdin:  c.Int64("max-stdin"),
+		NoStdin:   c.Bool("no-stdin"),
 
 		JSON:             c.Bool("json"),
 		SchemaFile:       c.String("schema"),

@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -93,4 +97,56 @@ func golden(t *testing.T, name, got string) {
 	want, err := os.ReadFile(path)
 	require.NoError(t, err, "golden file (refresh with go test -run %s -update)", t.Name())
 	require.Equal(t, string(want), got, "output differs from %s (refresh with -update if the change is meant)", path)
+}
+
+// TestStdinWaitHint: a pipe that sends nothing (sleep 100 | decode ask x)
+// gets a line on stderr that says what decode waits for and how not to.
+func TestStdinWaitHint(t *testing.T) {
+	old := stdinWaitHint
+	stdinWaitHint = 10 * time.Millisecond
+	defer func() { stdinWaitHint = old }()
+	pr, pw := io.Pipe()
+	var errb lockedBuffer
+	done := make(chan string)
+	go func() {
+		p, _ := readPrompt(&IOStreams{In: pr, InPiped: true, Err: &errb}, "x", 0)
+		done <- p
+	}()
+	time.Sleep(200 * time.Millisecond)
+	pw.Write([]byte("late"))
+	pw.Close()
+	assert.Equal(t, "x\n\n<stdin>\nlate\n</stdin>", <-done)
+	assert.Equal(t, "decode: waiting for stdin, which is attached to the prompt; pass --no-stdin or </dev/null not to read it\n", errb.String())
+
+	errb.Reset()
+	p, err := readPrompt(&IOStreams{In: strings.NewReader("now"), InPiped: true, Err: &errb}, "x", 0)
+	require.NoError(t, err)
+	assert.Contains(t, p, "now")
+	time.Sleep(50 * time.Millisecond)
+	assert.Empty(t, errb.String(), "input that arrives at once gets no note")
+}
+
+// lockedBuffer is a buffer safe to write from one goroutine and read from
+// another.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func (l *lockedBuffer) Reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b.Reset()
 }

@@ -77,7 +77,11 @@ func (d *driver) prompt(s *IOStreams, o *AgentOptions) (string, error) {
 	if d != nil && d.noPrompt {
 		return "", nil
 	}
-	return readPrompt(s, o.Prompt, o.MaxStdin)
+	s, prompt, err := stdinFor(s, o)
+	if err != nil {
+		return "", err
+	}
+	return readPrompt(s, prompt, o.MaxStdin)
 }
 
 // run carries out the command's turns.

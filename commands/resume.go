@@ -73,7 +73,11 @@ func resumeRun(ctx context.Context, ro *ResumeOptions) error {
 	if err != nil {
 		return err
 	}
-	if prompt, err = resumePrompt(o.F.IO, prompt, o.MaxStdin); err != nil {
+	in, prompt, err := stdinFor(o.F.IO, &AgentOptions{Prompt: prompt, NoStdin: o.NoStdin})
+	if err != nil {
+		return err
+	}
+	if prompt, err = resumePrompt(in, prompt, o.MaxStdin); err != nil {
 		return err
 	}
 	s, err := st.OpenTail(ctx, id) // from the last compaction on: a long session resumes as fast as a short one

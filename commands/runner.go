@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -280,6 +281,33 @@ func (f *Factory) openLog(ctx context.Context, o *AgentOptions, cfg Config) (age
 	return s, s, nil
 }
 
+// stdinFor decides whether a command reads stdin, and returns the streams
+// to read the prompt from with the PROMPT argument: --no-stdin never reads
+// it; "-" as the whole PROMPT reads the prompt from stdin (a terminal too,
+// until end of input); otherwise stdin is read when it is a pipe or a
+// file, as the prompt (no PROMPT) or attached to PROMPT.
+func stdinFor(s *IOStreams, o *AgentOptions) (*IOStreams, string, error) {
+	prompt := o.Prompt
+	dash := strings.TrimSpace(prompt) == "-"
+	switch {
+	case dash && o.NoStdin:
+		return nil, "", usageErrorf(`"-" reads the prompt from stdin, which --no-stdin turns off; use one of them`)
+	case dash:
+		in := *s
+		in.InPiped = true
+		return &in, "", nil
+	case o.NoStdin:
+		in := *s
+		in.InPiped = false
+		return &in, prompt, nil
+	}
+	return s, prompt, nil
+}
+
+// stdinWaitHint is how long decode waits for the first byte of a piped
+// stdin, with a PROMPT, before saying on stderr what it is waiting for.
+var stdinWaitHint = 3 * time.Second
+
 // readPrompt joins the PROMPT argument with piped stdin, refusing input
 // past the limit rather than cutting it.
 func readPrompt(io_ *IOStreams, prompt string, limit int64) (string, error) {
@@ -287,7 +315,21 @@ func readPrompt(io_ *IOStreams, prompt string, limit int64) (string, error) {
 		if limit <= 0 {
 			limit = defaultMaxStdin
 		}
-		data, err := io.ReadAll(io.LimitReader(io_.In, limit+1))
+		src := io_.In
+		if prompt != "" && io_.Err != nil {
+			w := &waitNotice{r: src, started: make(chan struct{})}
+			stop := time.AfterFunc(stdinWaitHint, func() {
+				select {
+				case <-w.started:
+				default:
+					fmt.Fprintln(io_.Err, "decode: waiting for stdin, which is attached to the prompt; "+
+						"pass --no-stdin or </dev/null not to read it")
+				}
+			})
+			defer stop.Stop()
+			src = w
+		}
+		data, err := io.ReadAll(io.LimitReader(src, limit+1))
 		if err != nil {
 			return "", fmt.Errorf("read stdin: %w", err)
 		}
@@ -307,6 +349,21 @@ func readPrompt(io_ *IOStreams, prompt string, limit int64) (string, error) {
 		return "", usageErrorf("no prompt: give it as an argument or pipe it on stdin")
 	}
 	return prompt, nil
+}
+
+// waitNotice passes reads on and closes started at the first byte.
+type waitNotice struct {
+	r       io.Reader
+	started chan struct{}
+	once    sync.Once
+}
+
+func (w *waitNotice) Read(p []byte) (int, error) {
+	n, err := w.r.Read(p)
+	if n > 0 || err != nil {
+		w.once.Do(func() { close(w.started) })
+	}
+	return n, err
 }
 
 // repoRoot returns the top level of the git work tree containing dir, or "".
