@@ -239,8 +239,9 @@ func ttyApprover(s *IOStreams, r sync.Locker, prompting func() func()) agent.App
 		if prompting != nil {
 			defer prompting()()
 		}
-		summary := agent.Summarize(call.Args)
-		fmt.Fprintf(tty, "decode: allow %s %s? %s [y/N] ", call.Name, summary, v.Reason)
+		// The whole call, escaped: a newline or an escape sequence in it
+		// must show, never act on the terminal or hide what would run.
+		fmt.Fprintf(tty, "decode: allow %s %s? %s [y/N] ", terminalSafe(call.Name), promptCall(call.Args), terminalSafe(v.Reason))
 		type answer struct {
 			line string
 			err  error

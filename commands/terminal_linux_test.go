@@ -217,3 +217,17 @@ func TestTerminalStdoutStreamsNarration(t *testing.T) {
 	assert.Contains(t, screen, "\nIt is look.json.\n", "then the answer")
 	assert.Equal(t, 1, strings.Count(screen, "Let me look."), "the narration is shown once")
 }
+
+func TestTerminalApprovalPromptEscapesTheCommand(t *testing.T) {
+	dir := testRepo(t, "spoof.json", `{"responses": [
+		{"calls": [{"name": "bash", "args": {"command": "echo hi\r\u001b[2K\u001b[1Aecho safe\nrm -rf made"}}]},
+		{"text": "Done."}
+	]}`)
+	p := startOnPty(t, dir, decodeEnv(dir, "TERM=dumb"), false, "run", "-m", "script:spoof.json", "say hi")
+	p.waitFor(t, "[y/N]")
+	screen := p.screen()
+	p.type_(t, "\x03")
+	p.exit(t)
+	assert.Contains(t, screen, `allow bash echo hi\r\x1b[2K\x1b[1Aecho safe\nrm -rf made?`, "the whole command, escapes and newline visible")
+	assert.NotContains(t, screen, "\x1b[2K", "the escape sequence never reaches the terminal raw")
+}
