@@ -78,6 +78,8 @@ type Snapshotter struct {
 	id    string
 	dir   string
 	now   func() time.Time
+	// getenv is where git's own variables (HOME, XDG_CONFIG_HOME, …) come from.
+	getenv func(string) string
 
 	ready   bool
 	top     string   // the work tree's top directory
@@ -91,7 +93,7 @@ type Snapshotter struct {
 // Snapshotter returns the session's snapshotter for the work tree holding
 // dir (its repository's top, or dir itself outside git).
 func (s *Session) Snapshotter(dir string) *Snapshotter {
-	return &Snapshotter{store: s.store, id: s.id, dir: dir, now: s.store.clock}
+	return &Snapshotter{store: s.store, id: s.id, dir: dir, now: s.store.clock, getenv: os.Getenv}
 }
 
 // Top returns the directory snapshots are taken of.
@@ -124,7 +126,7 @@ func (sn *Snapshotter) init(ctx context.Context) error {
 	if gitDir != sn.store.gitDir || fileExists(filepath.Join(gitDir, "index")) {
 		sn.seed = filepath.Join(gitDir, "index")
 	}
-	sn.env = gitEnv(os.Getenv, "GIT_DIR="+gitDir, "GIT_WORK_TREE="+top, "GIT_INDEX_FILE="+sn.index)
+	sn.env = gitEnv(sn.getenv, "GIT_DIR="+gitDir, "GIT_WORK_TREE="+top, "GIT_INDEX_FILE="+sn.index)
 	// We hold the session's lock, so lock files of its private index and
 	// code ref can only be left by a process that was killed.
 	for _, p := range []string{sn.index + ".lock", sn.index + ".restore", sn.index + ".restore.lock", sn.store.refs.path(CodeRef(sn.id)) + ".lock"} {
@@ -201,7 +203,11 @@ func (sn *Snapshotter) gitAt(ctx context.Context, dir string, stdin []byte, args
 	cmd.Dir = dir
 	cmd.Env = sn.env
 	if sn.env == nil {
-		cmd.Env = gitEnv(os.Getenv)
+		getenv := sn.getenv
+		if getenv == nil {
+			getenv = os.Getenv
+		}
+		cmd.Env = gitEnv(getenv)
 	}
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
