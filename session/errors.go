@@ -58,7 +58,7 @@ func (e *StorageError) Error() string {
 	default:
 		return fmt.Sprintf("%s %s: %v", e.Op, e.Path, e.Err)
 	}
-	return fmt.Sprintf("%s %s: %s; %s, then run decode resume to continue: nothing recorded so far is lost", e.Op, e.Path, cause, hint)
+	return fmt.Sprintf("%s %s: %s; %s, then run decode resume to continue (what was recorded before is kept)", e.Op, e.Path, cause, hint)
 }
 
 func (e *StorageError) Unwrap() error { return e.Err }
