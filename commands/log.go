@@ -52,13 +52,13 @@ prefix of one, @ for the latest or @~N for the N-th before it.
    decode log --stat @          # tokens, cost, tool calls, time
    decode log --json @ | jq '.[] | select(.type=="tool_call") | .data.name'
    decode log --jsonl @         # the entries exactly as stored
-   decode log --check           # unreadable lines in any session (exit 1 if any)
+   decode log --check           # every damage in every session, with its position (exit 1 if any)
    decode log --diff @~1 @      # where a fork or replay diverged, and what each did`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print JSON: the list, the session's entries, --stat or --diff as one JSON document"},
 			&cli.BoolFlag{Name: "jsonl", Usage: "print the session's entries exactly as stored, one JSON object per line"},
 			&cli.BoolFlag{Name: "stat", Usage: "print the session's figures: tokens, cost, model requests, tool calls, time"},
-			&cli.BoolFlag{Name: "check", Usage: "list lines that cannot be read, of SESSION or of every session; exit 1 if any"},
+			&cli.BoolFlag{Name: "check", Usage: "check SESSION or every session and list each damage with its position (unreadable lines, missing chunks, broken refs); exit 1 if any"},
 			&cli.BoolFlag{Name: "diff", Usage: "show where sessions A and B diverge and what each did after"},
 			&cli.IntFlag{Name: "limit", Aliases: []string{"n"}, Usage: "list only the newest `N` sessions"},
 			&cli.StringFlag{Name: "dir", Aliases: []string{"C"}, Usage: "run in `DIR` instead of the current directory"},
