@@ -61,8 +61,10 @@ func TestErrorLineAddsCLIHints(t *testing.T) {
 		{Name: "ask_user", Kind: session.WaitQuestion, Question: "which?"},
 	}}
 	assert.NotContains(t, pe.Error(), "decode approve")
-	assert.Equal(t, `paused: bash rm x needs approval; ask_user asks "which?" (decode approve or decode deny, decode answer, then decode resume)`,
+	assert.Equal(t, `paused: bash rm x needs approval; ask_user asks "which?" (decode approve @ && decode answer @ ANSWER && decode resume @; to refuse: decode deny @ REASON && decode resume @)`,
 		errorLine(pe))
+	assert.Equal(t, `paused: bash rm x needs approval; ask_user asks "which?" (decode approve 1m8r0abc && decode answer 1m8r0abc ANSWER && decode resume 1m8r0abc; to refuse: decode deny 1m8r0abc REASON && decode resume 1m8r0abc)`,
+		errorLine(&pausedSession{ID: "1m8r0abc", err: pe}), "a pause in a recorded session names it")
 	assert.Equal(t, 130, session.StatusInterrupted.ExitCode(false))
 	assert.Equal(t, ExitProvider, session.StatusError.ExitCode(true))
 }

@@ -126,7 +126,12 @@ func withHints(err error) string {
 	var le *agent.LimitError
 	switch {
 	case errors.As(err, &pe):
-		return strings.Replace(err.Error(), pe.Error(), pe.Error()+" ("+pauseHint(pe.Waits)+")", 1)
+		id := "@"
+		var ps *pausedSession
+		if errors.As(err, &ps) {
+			id = ps.ID
+		}
+		return strings.Replace(err.Error(), pe.Error(), pe.Error()+" ("+pauseHint(pe.Waits, id)+")", 1)
 	case errors.As(err, &le):
 		hint := le.Error()
 		if flag := limitFlags[le.Limit]; flag != "" {
@@ -140,19 +145,39 @@ func withHints(err error) string {
 // limitFlags names the flag that raises each limit.
 var limitFlags = map[string]string{"turns": "--max-turns", "steps": "--max-steps", "cost": "--max-cost", "time": "--timeout"}
 
-// pauseHint says which commands release what a paused run waits for.
-func pauseHint(waits []session.ApprovalRequestData) string {
-	var how []string
+// pauseHint gives the exact commands that release what a paused run, in
+// session id, waits for and continue it.
+func pauseHint(waits []session.ApprovalRequestData, id string) string {
+	var release []string
+	approval, timed := false, false
 	for _, w := range waits {
-		h := map[string]string{session.WaitQuestion: "decode answer", session.WaitTime: "decode resume --due once it is time"}[w.Kind]
-		if h == "" {
-			h = "decode approve or decode deny"
+		var h string
+		switch w.Kind {
+		case session.WaitQuestion:
+			h = "decode answer " + id + " ANSWER"
+		case session.WaitTime:
+			timed = true
+			continue
+		default:
+			approval = true
+			h = "decode approve " + id
 		}
-		if !slices.Contains(how, h) {
-			how = append(how, h)
+		if !slices.Contains(release, h) {
+			release = append(release, h)
 		}
 	}
-	return strings.Join(how, ", ") + ", then decode resume"
+	resume := "decode resume " + id
+	if len(release) == 0 {
+		if timed {
+			return resume + " once it is time, or decode resume --due"
+		}
+		return resume
+	}
+	hint := strings.Join(append(release, resume), " && ")
+	if approval {
+		hint += "; to refuse: decode deny " + id + " REASON && " + resume
+	}
+	return hint
 }
 
 // providerHint says what to do about a provider failure.

@@ -101,8 +101,21 @@ func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {
 	if sess != nil && !o.Quiet {
 		fmt.Fprintf(f.IO.Err, "session %s\n", sess.ID())
 	}
+	if sess != nil && errors.Is(err, agent.ErrPaused) {
+		err = &pausedSession{ID: sess.ID(), err: err}
+	}
 	return err
 }
+
+// pausedSession is a pause with the session it happened in, so that the
+// error line names the exact commands that continue it, even under -q.
+type pausedSession struct {
+	ID  string
+	err error
+}
+
+func (p *pausedSession) Error() string { return p.err.Error() }
+func (p *pausedSession) Unwrap() error { return p.err }
 
 // agentSetup resolves the model, tools, gate and system prompt.
 func (f *Factory) agentSetup(ctx context.Context, o *AgentOptions, cfg Config, dir, root string) (agent.Options, error) {
