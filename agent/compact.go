@@ -308,7 +308,7 @@ func (p *compactPlan) cut(budget int) int {
 // data is the compaction entry for keeping v[cut:], with summary.
 func (p *compactPlan) data(strategy, summary string, cut int, elided []int) session.CompactionData {
 	d := session.CompactionData{
-		Trigger: p.trigger, Strategy: strategy, Summary: summary, Focus: p.focus,
+		Trigger: p.trigger, Reason: p.reason, Strategy: strategy, Summary: summary, Focus: p.focus,
 		TokensBefore: p.before, State: p.state, Failed: append([]string(nil), p.failed...),
 		FoldedAssistant: p.prev.FoldedAssistant,
 	}

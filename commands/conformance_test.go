@@ -219,6 +219,7 @@ func TestLoopContextTooLongCompactsAndRetries(t *testing.T) {
 			var d session.CompactionData
 			require.NoError(t, es[4].Decode(&d))
 			assert.Equal(t, agent.TriggerOverflow, d.Trigger)
+			assert.Contains(t, d.Reason, "context_too_long", "the provider's answer is kept")
 			assert.Equal(t, "read main.go", d.State.Task.Text)
 			reqs := srv.Requests()
 			require.Len(t, reqs, 4, "retried once after compacting")

@@ -415,6 +415,9 @@ func compactionText(e session.Entry) string {
 	if len(d.Elided) > 0 {
 		line += fmt.Sprintf(", %s elided", plural(len(d.Elided), "tool output"))
 	}
+	if d.Reason != "" {
+		line += "\n  provider: " + clipRunes(firstLineOf(d.Reason), 160)
+	}
 	if d.Focus != "" {
 		line += "\n  focus: " + firstLineOf(d.Focus)
 	}

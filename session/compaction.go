@@ -27,6 +27,8 @@ type CompactionData struct {
 	// threshold before a request), overflow (the provider answered that the
 	// context is too long), manual (decode compact).
 	Trigger string `json:"trigger"`
+	// Reason is the provider's answer that started an overflow compaction.
+	Reason string `json:"reason,omitempty"`
 	// Strategy is summary, elide or fewer (see the Compact constants).
 	Strategy string `json:"strategy"`
 	// Summary is the model's summary of what was folded, including what an
