@@ -488,6 +488,17 @@ func (f *Factory) newMCPManager(cfg Config, servers []mcp.Server, dir string) *m
 // costs nothing.
 func (f *Factory) mcpStart(ctx context.Context, o *AgentOptions, cfg Config, dir string) *mcpRunning {
 	servers := sortedServers(cfg.MCPServers)
+	if o.Command == "ask" || gateMode(o, cfg) == string(tools.ModePlan) {
+		// Read-only runs offer only the tools of servers your config
+		// marks read_only: the others are not even started.
+		var ro []mcp.Server
+		for _, s := range servers {
+			if s.TrustedReadOnly() {
+				ro = append(ro, s)
+			}
+		}
+		servers = ro
+	}
 	if len(servers) == 0 {
 		return nil
 	}
