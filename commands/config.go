@@ -55,6 +55,9 @@ type Config struct {
 	// Sandbox configures the sandbox bash commands run in; only the
 	// user's own config sets it.
 	Sandbox SandboxConfig `toml:"sandbox"`
+	// Snapshots, when false, turns code snapshots off (no decode diff or
+	// rewind for the sessions that follow); DECODE_SNAPSHOTS=0 too.
+	Snapshots *bool `toml:"snapshots"`
 }
 
 // ModelConfig describes a model the built-in table does not know (a local
@@ -129,6 +132,9 @@ func (f *Factory) loadConfig(repoRoot string) (Config, []string, error) {
 			c.Compaction = r.Compaction
 		}
 		c.SecretEnv = append(c.SecretEnv, r.SecretEnv...)
+		if r.Snapshots != nil {
+			c.Snapshots = r.Snapshots
+		}
 		setSource(r.MCPServers, mcp.SourceProject)
 		trusted := f.trusts(repoRoot, path)
 		switch {
@@ -160,6 +166,13 @@ func (f *Factory) loadConfig(repoRoot string) (Config, []string, error) {
 			return c, nil, fmt.Errorf("DECODE_MAX_TURNS=%q is not a number", v)
 		}
 		c.MaxTurns = n
+	}
+	if v := f.Getenv("DECODE_SNAPSHOTS"); v != "" {
+		on, err := strconv.ParseBool(v)
+		if err != nil {
+			return c, nil, fmt.Errorf("DECODE_SNAPSHOTS=%q is not true or false (1 or 0)", v)
+		}
+		c.Snapshots = &on
 	}
 	if v := f.Getenv("DECODE_IDLE_TIMEOUT"); v != "" {
 		c.IdleTimeout = v

@@ -83,7 +83,7 @@ func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {
 		defer sess.Unlock()
 	}
 	opts.Log = log
-	if sess != nil {
+	if sess != nil && (cfg.Snapshots == nil || *cfg.Snapshots) {
 		opts.Snapshots = sess.Snapshotter(dir)
 	}
 	if o.Session == "" {

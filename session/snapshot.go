@@ -88,6 +88,10 @@ type Snapshotter struct {
 	seed    string   // the user's index, copied to start the private one
 	tip     plumbing.Hash
 	tipTree plumbing.Hash
+	// clean is set while the private index is known to hold exactly
+	// tipTree (this process wrote both), so a snapshot that finds nothing
+	// changed needs no git write-tree.
+	clean bool
 }
 
 // Snapshotter returns the session's snapshotter for the work tree holding
@@ -235,6 +239,7 @@ func (sn *Snapshotter) Snapshot(ctx context.Context) (SnapshotData, error) {
 	}
 	tree, skipped, err := sn.writeTree(ctx)
 	if err != nil {
+		sn.clean = false
 		// A private index git cannot use (its blobs pruned by git gc
 		// after a crash, say) is only a cache: start it again.
 		if rerr := os.Remove(sn.index); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
@@ -249,6 +254,7 @@ func (sn *Snapshotter) Snapshot(ctx context.Context) (SnapshotData, error) {
 			return SnapshotData{}, err
 		}
 	}
+	sn.clean = true
 	return SnapshotData{Tree: tree.String(), Commit: sn.tip.String(), Skipped: skipped, Ms: time.Since(start).Milliseconds()}, nil
 }
 
@@ -323,7 +329,11 @@ func (sn *Snapshotter) writeTree(ctx context.Context) (plumbing.Hash, []SkippedP
 			add.WriteByte(0)
 		}
 	}
+	if add.Len() == 0 && sn.clean {
+		return sn.tipTree, skipped, nil
+	}
 	if add.Len() > 0 {
+		sn.clean = false
 		if _, err := sn.git(ctx, add.Bytes(), "update-index", "--add", "--remove", "-z", "--stdin"); err != nil {
 			return plumbing.ZeroHash, nil, err
 		}
