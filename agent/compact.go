@@ -86,7 +86,16 @@ func (c CompactOptions) keep() int {
 	return defaultKeep
 }
 
-// summaryLimit caps the summary, in tokens.
+// answerLimit is the output limit of a summary request: the model's, or
+// 0 (the provider's default) when the window is unknown.
+func (c CompactOptions) answerLimit() int {
+	if !c.Window.Known() {
+		return 0
+	}
+	return c.outputLimit()
+}
+
+// summaryLimit is the summary's length the prompt asks for, in tokens.
 func (c CompactOptions) summaryLimit() int {
 	n := maxSummary
 	if c.Window.Known() {
@@ -355,7 +364,9 @@ func (p *compactPlan) summarised(ctx context.Context, l *loop) (session.Compacti
 	req := llm.Request{
 		System:    prompts.Compact(),
 		Messages:  []llm.Message{{Role: llm.RoleUser, Text: p.summaryPrompt(cut)}},
-		MaxTokens: p.o.summaryLimit(),
+		// The answer's own limit, not the summary's: a reasoning model
+		// spends part of it thinking. The prompt asks for the length.
+		MaxTokens: p.o.answerLimit(),
 		Purpose:   llm.PurposeSummary,
 		Folded:    l.folded,
 	}
@@ -448,7 +459,7 @@ func (p *compactPlan) summaryPrompt(cut int) string {
 	b.WriteString("The conversation to summarise:\n<conversation>\n")
 	b.WriteString(transcript(p.v[p.base:cut], room))
 	b.WriteString("</conversation>\n\n")
-	b.WriteString("Write the summary now, including what the previous summary says that still matters.")
+	fmt.Fprintf(&b, "Write the summary now, in at most %d words, including what the previous summary says that still matters.", p.o.summaryLimit()*3/4)
 	if p.focus != "" {
 		b.WriteString(" Make sure it keeps, in detail: " + p.focus)
 	}

@@ -146,6 +146,10 @@ func TestCompactionKeepsTheStateVerbatimAndEveryRequestFits(t *testing.T) {
 		}
 	}
 	assert.True(t, compacted)
+	require.NotEmpty(t, m.sums)
+	assert.Equal(t, 1000, m.sums[0].MaxTokens, "a summary may use the model's whole answer (reasoning models think in it)")
+	assert.Contains(t, m.sums[0].Messages[0].Text, "in at most 750 words")
+	assert.Empty(t, m.sums[0].Tools, "a summary request offers no tools")
 	assert.Equal(t, 61, len(m.reqs), "every step's request was made once, in place: the model kept its place")
 	results := 0
 	for _, e := range log.Entries() {
