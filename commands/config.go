@@ -88,6 +88,10 @@ type ProviderConfig struct {
 	BaseURL string `toml:"base_url"`
 	// APIKeyEnv names the variable holding the key, instead of the default.
 	APIKeyEnv string `toml:"api_key_env"`
+	// APIKeyCmd is a command that prints the key (`pass show openai`), run
+	// once per process when no variable holds one; from the user's config
+	// only.
+	APIKeyCmd string `toml:"api_key_cmd"`
 }
 
 const defaultMaxStdin = 1 << 20

@@ -26,6 +26,11 @@ type Factory struct {
 	// Secrets is the one redactor of every exit (stdout, stderr, sessions,
 	// spill files, hook input, model requests); made on first use.
 	Secrets *secrets.Redactor
+	// Keys is the key store decode auth login writes to; nil means the
+	// kernel keyring, opened on first use (DECODE_KEYRING names its
+	// namespace).
+	Keys     secrets.KeyStore
+	keysOnce bool
 	// SoftStop, when set (by Main), makes the first SIGINT/SIGTERM a stop at
 	// the agent loop's next step boundary and returns the channel that
 	// signal closes; the second signal cancels the command's context.

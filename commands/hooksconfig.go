@@ -103,6 +103,7 @@ func mergeTrusted(c *Config, r Config) {
 		if c.Providers == nil {
 			c.Providers = map[string]ProviderConfig{}
 		}
+		p.APIKeyCmd = "" // a command that prints your key is yours to configure, never a repository's
 		c.Providers[name] = p
 	}
 	c.Hooks.add(r.Hooks)

@@ -10,10 +10,17 @@ import (
 )
 
 // providerSettings are the configured overrides of every provider.
-func providerSettings(cfg Config) map[string]providers.Settings {
+func (f *Factory) providerSettings(cfg Config) map[string]providers.Settings {
 	out := make(map[string]providers.Settings, len(cfg.Providers))
+	store := f.keyStore()
+	for _, p := range providers.All() {
+		pc := cfg.Providers[p.Name]
+		out[p.Name] = providers.Settings{BaseURL: pc.BaseURL, APIKeyEnv: pc.APIKeyEnv, KeyCmd: pc.APIKeyCmd, Store: store}
+	}
 	for name, pc := range cfg.Providers {
-		out[name] = providers.Settings{BaseURL: pc.BaseURL, APIKeyEnv: pc.APIKeyEnv}
+		if _, ok := out[name]; !ok {
+			out[name] = providers.Settings{BaseURL: pc.BaseURL, APIKeyEnv: pc.APIKeyEnv, KeyCmd: pc.APIKeyCmd, Store: store}
+		}
 	}
 	return out
 }
@@ -59,7 +66,11 @@ func (f *Factory) newModel(ctx context.Context, name string, cfg Config) (llm.Mo
 
 // resolveModel finds the provider, key and base URL of a model name.
 func (f *Factory) resolveModel(name string, cfg Config) (providers.Choice, error) {
-	return providers.Resolve(name, f.Getenv, providerSettings(cfg))
+	c, err := providers.Resolve(name, f.Getenv, f.providerSettings(cfg))
+	if err == nil && c.Key != "none" {
+		f.redactor().Add(c.Key) // a key decode holds is masked at every exit
+	}
+	return c, err
 }
 
 // baseURL is the endpoint in effect for p and what set it: the provider's
@@ -70,7 +81,7 @@ func (f *Factory) baseURL(p providers.Provider, pc ProviderConfig) (string, stri
 
 // apiKey is p's key from the environment.
 func (f *Factory) apiKey(p providers.Provider, pc ProviderConfig) (string, error) {
-	return p.APIKey(f.Getenv, providers.Settings{BaseURL: pc.BaseURL, APIKeyEnv: pc.APIKeyEnv})
+	return p.APIKey(f.Getenv, providers.Settings{BaseURL: pc.BaseURL, APIKeyEnv: pc.APIKeyEnv, KeyCmd: pc.APIKeyCmd, Store: f.keyStore()})
 }
 
 // costFunc prices a response for agent.Options.Cost.

@@ -62,6 +62,7 @@ func leaked(text, value string) bool {
 type fakeOpenAI struct {
 	mu     sync.Mutex
 	bodies []string
+	auths  []string
 	answer string
 }
 
@@ -69,6 +70,7 @@ func (s *fakeOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	s.mu.Lock()
 	s.bodies = append(s.bodies, string(body))
+	s.auths = append(s.auths, r.Header.Get("Authorization"))
 	s.mu.Unlock()
 	w.Header().Set("Content-Type", "text/event-stream")
 	chunk := func(delta map[string]any, finish any) {

@@ -6,6 +6,7 @@ package providers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -17,6 +18,7 @@ import (
 	"decode/agent/llm/gemini"
 	"decode/agent/llm/openai"
 	"decode/agent/llm/script"
+	"decode/secrets"
 )
 
 // Provider describes how to reach one provider.
@@ -148,6 +150,11 @@ type Settings struct {
 	BaseURL string
 	// APIKeyEnv names the variable holding the key, instead of the default.
 	APIKeyEnv string
+	// KeyCmd is the user's api_key_cmd for the provider: a command that
+	// prints the key, run once per process when no variable holds one.
+	KeyCmd string
+	// Store is the key store decode auth login writes to, asked last.
+	Store secrets.KeyStore
 }
 
 // Endpoint is the base URL in effect for p and what set it: the
@@ -170,19 +177,43 @@ func (p Provider) KeyVars(s Settings) []string {
 	return p.KeyEnv
 }
 
-// APIKey returns p's key from the environment.
+// APIKey returns p's key from the first source that has one, in the
+// documented order: the environment (CI), the user's api_key_cmd, then the
+// key store (decode auth login).
 func (p Provider) APIKey(getenv func(string) string, s Settings) (string, error) {
+	key, _, err := p.KeySource(getenv, s)
+	return key, err
+}
+
+// KeySource is APIKey and where the key came from: the variable's name,
+// "api_key_cmd", or the key store's name.
+func (p Provider) KeySource(getenv func(string) string, s Settings) (key, source string, err error) {
 	vars := p.KeyVars(s)
 	for _, k := range vars {
 		if v := getenv(k); v != "" {
-			return v, nil
+			return v, k, nil
+		}
+	}
+	if s.KeyCmd != "" {
+		v, err := secrets.KeyCommand(context.Background(), s.KeyCmd)
+		if err != nil {
+			return "", "", &llm.Error{Kind: llm.ErrAuth, Provider: p.Name, Msg: err.Error()}
+		}
+		return v, "api_key_cmd", nil
+	}
+	if s.Store != nil && !p.NoKey {
+		switch v, err := s.Store.Get(p.Name); {
+		case err == nil:
+			return v, s.Store.Name(), nil
+		case !errors.Is(err, secrets.ErrNoKey):
+			return "", "", &llm.Error{Kind: llm.ErrAuth, Provider: p.Name, Msg: err.Error()}
 		}
 	}
 	if p.NoKey {
-		return "none", nil
+		return "none", "", nil
 	}
-	return "", &llm.Error{Kind: llm.ErrAuth, Provider: p.Name,
-		Msg: fmt.Sprintf("no API key: set %s", strings.Join(vars, " or "))}
+	return "", "", &llm.Error{Kind: llm.ErrAuth, Provider: p.Name,
+		Msg: fmt.Sprintf("no API key: set %s, set api_key_cmd under [providers.%s] in your config, or run decode auth login %s", strings.Join(vars, " or "), p.Name, p.Name)}
 }
 
 // Choice is a resolved provider model: where to send requests, with which
