@@ -362,8 +362,8 @@ func (p *compactPlan) summarised(ctx context.Context, l *loop) (session.Compacti
 	}
 	replaced := sum(p.tok[:cut])
 	req := llm.Request{
-		System:    prompts.Compact(),
-		Messages:  []llm.Message{{Role: llm.RoleUser, Text: p.summaryPrompt(cut)}},
+		System:   prompts.Compact(),
+		Messages: []llm.Message{{Role: llm.RoleUser, Text: p.summaryPrompt(cut)}},
 		// The answer's own limit, not the summary's: a reasoning model
 		// spends part of it thinking. The prompt asks for the length.
 		MaxTokens: p.o.answerLimit(),
