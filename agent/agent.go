@@ -58,6 +58,10 @@ type Options struct {
 	Now func() time.Time
 	// Start, when set, opens a new session: it is recorded before the prompt.
 	Start *session.StartData
+	// Respec, when set, records that this run's flags changed the
+	// session's run spec, before the prompt. A command of several runs
+	// records it (and Start) with its first.
+	Respec *session.SpecData
 
 	// MaxSteps caps the task's tool-call steps; 0 means no cap.
 	MaxSteps int
@@ -142,6 +146,9 @@ func Run(ctx context.Context, o Options, prompt string) (Outcome, error) {
 	if o.Start != nil {
 		l.add(session.NewEntry(session.TypeStart, *o.Start, o.Start.Command+" "+o.Start.Model))
 	}
+	if o.Respec != nil {
+		l.add(session.NewEntry(session.TypeSpec, *o.Respec, specNote(o.Respec.Changes)))
+	}
 	l.notify(ctx, HookEvent{Event: HookRunStart, Prompt: prompt})
 	err := l.begin(ctx, prompt, open)
 	if err == nil {
@@ -156,6 +163,15 @@ func Run(ctx context.Context, o Options, prompt string) (Outcome, error) {
 	l.out.Status = StatusOf(err)
 	l.notify(ctx, HookEvent{Event: HookRunEnd, Status: string(l.out.Status), Exit: exitCode(err)})
 	return l.out, err
+}
+
+// specNote names a spec entry's changes for its commit message.
+func specNote(changes []session.SpecChange) string {
+	parts := make([]string, len(changes))
+	for i, c := range changes {
+		parts[i] = c.String()
+	}
+	return strings.Join(parts, "; ")
 }
 
 // tornLog is a log that can tell when lines after its last readable entry

@@ -69,6 +69,10 @@ type ModelConfig struct {
 	// MaxOutput is the longest answer in tokens; 0 means an eighth of the
 	// context window.
 	MaxOutput int `toml:"max_output"`
+	// InputPerMTok and OutputPerMTok are the model's price in USD per
+	// million prompt and answer tokens, for cost and --max-cost.
+	InputPerMTok  float64 `toml:"input_per_mtok"`
+	OutputPerMTok float64 `toml:"output_per_mtok"`
 }
 
 // CompactionConfig is the [compaction] table.

@@ -67,6 +67,14 @@ type AgentOptions struct {
 	AllowNet bool
 	// sandbox is what the run's sandbox set-up decided.
 	sandbox sandboxState
+
+	// spec is the run spec in effect, once worked out (a resume's: the
+	// recorded one with the flags' changes, respec).
+	spec   *session.RunSpec
+	respec []session.SpecChange
+	// schemaRaw is a resumed session's recorded schema, used when no
+	// --schema is given.
+	schemaRaw []byte
 }
 
 func agentFlags(withMode bool) []cli.Flag {
@@ -103,6 +111,14 @@ func agentFlags(withMode bool) []cli.Flag {
 }
 
 // agentOptions reads the shared flags and the prompt from the arguments.
+// onAsk is --on-ask when given, else "" (a resume keeps the session's).
+func onAsk(c *cli.Context) string {
+	if !c.IsSet("on-ask") {
+		return ""
+	}
+	return c.String("on-ask")
+}
+
 func agentOptions(f *Factory, command string, c *cli.Context) *AgentOptions {
 	return &AgentOptions{
 		F:         f,
@@ -125,7 +141,7 @@ func agentOptions(f *Factory, command string, c *cli.Context) *AgentOptions {
 		MaxCost:          c.Float64("max-cost"),
 		Timeout:          c.Duration("timeout"),
 		IdleTimeout:      c.String("idle-timeout"),
-		OnAsk:            c.String("on-ask"),
+		OnAsk:            onAsk(c),
 		AddDirs:          c.StringSlice("add-dir"),
 		Sandbox:          c.String("sandbox"),
 		AllowNet:         c.Bool("allow-net"),

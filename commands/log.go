@@ -360,6 +360,14 @@ func entryText(e session.Entry) string {
 			return fmt.Sprintf("# replay of %s on %s", d.From, orDash(d.Model))
 		}
 		return fmt.Sprintf("# forked from %s after entry %d", d.From, d.At)
+	case session.TypeSpec:
+		var d session.SpecData
+		_ = e.Decode(&d)
+		parts := make([]string, len(d.Changes))
+		for i, c := range d.Changes {
+			parts[i] = c.String()
+		}
+		return "# resumed with " + strings.Join(parts, "; ")
 	case session.TypeLimit:
 		var d session.LimitData
 		_ = e.Decode(&d)

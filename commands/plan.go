@@ -129,7 +129,7 @@ func makePlan(ctx context.Context, o *AgentOptions, opts agent.Options, task str
 	}
 	steps, perr := parsePlan(out.Text, planAnswerRules)
 	if perr != nil {
-		opts.Start = nil
+		opts.Start, opts.Respec = nil, nil
 		more, err := agent.Run(ctx, opts, fixPlanPrompt(perr))
 		out = addOutcome(out, more)
 		if err != nil {
@@ -303,7 +303,7 @@ func (p *planExec) run(ctx context.Context, opts agent.Options, _ string) (agent
 		if err != nil {
 			return agent.Outcome{}, fmt.Errorf("record session: %w", err)
 		}
-		opts.Start = nil
+		opts.Start, opts.Respec = nil, nil
 	}
 	var total agent.Outcome
 	for i := 0; i < len(p.plan.Steps); i++ {

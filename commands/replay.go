@@ -31,9 +31,9 @@ func NewCmdReplay(f *Factory, runF func(*cli.Context, *ReplayOptions) error) *cl
 		ArgsUsage: "SESSION",
 		Description: `Branches SESSION at its root (its start and first prompt, shared in git) and
 runs its user prompts again, one turn after another, on the model -m names
-(default: the session's own). Tools run for real, under the same gate as
-decode run, so give --mode, --allow and --deny as you would there, in a
-clean work tree. The new id is printed on stderr; compare the two with
+(default: the session's own). Tools run for real, under the gate the session
+was started with (its mode and rules; flags change them as for decode resume),
+in a clean work tree. The new id is printed on stderr; compare the two with
 decode log --diff. A turn that pauses or fails ends the replay there.
 With --code, the work tree is first restored to the code as the session
 found it (its first snapshot), recorded as an undoable rewind in the replay.
@@ -59,7 +59,14 @@ func replayRun(ctx context.Context, ro *ReplayOptions) error {
 	if o.NoSession {
 		return usageErrorf("--no-session: a replay is recorded as a new session")
 	}
-	st, err := openStore(o.F, o.Dir)
+	if err := o.checkFlags(); err != nil {
+		return err
+	}
+	dir, err := o.F.workDir(o.Dir)
+	if err != nil {
+		return err
+	}
+	st, err := o.F.storeAt(dir)
 	if err != nil {
 		return err
 	}
@@ -78,7 +85,16 @@ func replayRun(ctx context.Context, ro *ReplayOptions) error {
 	if len(turns) == 0 {
 		return fmt.Errorf("replay %s: the session has no user prompts to replay", src.ID())
 	}
-	continueAs(o, es)
+	// The replay runs with the spec the branch starts with; -m is recorded
+	// by the fork entry, not as a change of spec.
+	model := o.Model
+	o.Model = ""
+	if err := o.continueSpec(es, dir); err != nil {
+		return err
+	}
+	if model != "" {
+		o.Model, o.spec.Model = model, model
+	}
 	if o.Model == "" {
 		return fmt.Errorf("replay %s: the session names no model; give one with -m", src.ID())
 	}
@@ -138,6 +154,7 @@ func replayTurns(turns []session.Entry, text bool) func(context.Context, agent.O
 				prompt = d.Text
 			}
 			out, err := agent.Run(ctx, opts, prompt)
+			opts.Respec = nil // recorded with the first turn
 			total = addOutcome(total, out)
 			if err != nil {
 				return total, err

@@ -36,9 +36,12 @@ from the session's entries. With one argument that names a session (an id, a
 unique prefix, @ or @~N) that session is continued; otherwise the argument is
 the prompt for the latest session. PROMPT falls back to piped stdin.
 
-The session's own model is used unless -m is given. The permission mode is not
-carried over (a session fetched from elsewhere must not widen what runs here):
-give --mode, --allow and --deny again as for decode run. A session being
+A session continues with what it was started with, recorded in its start
+entry: model, --mode, --allow/--deny, --add-dir, --on-ask, the limits (as caps
+for the whole task), --schema and the system prompt files. Flags given here
+change them from now on; each change is printed ("mode: default → edit") and
+recorded in the session, and permissions wider than the default that carry
+over are named on stderr. -m picks the model of this resume only. A session being
 written by another decode process is not touched (exit 6).
 
    decode resume "and now add tests"
@@ -65,7 +68,14 @@ func resumeRun(ctx context.Context, ro *ResumeOptions) error {
 	if o.NoSession {
 		return usageErrorf("--no-session: resume continues a recorded session")
 	}
-	st, err := openStore(o.F, o.Dir)
+	if err := o.checkFlags(); err != nil {
+		return err
+	}
+	dir, err := o.F.workDir(o.Dir)
+	if err != nil {
+		return err
+	}
+	st, err := o.F.storeAt(dir)
 	if err != nil {
 		return err
 	}
@@ -89,7 +99,9 @@ func resumeRun(ctx context.Context, ro *ResumeOptions) error {
 	if prompt == "" && !agent.Resumable(es) && !st.Queue(id).Waiting() {
 		return usageErrorf("session %s has nothing to continue (its last turn is complete); give the next prompt: decode resume %s \"PROMPT\"", id, id)
 	}
-	continueAs(o, es)
+	if err := o.continueSpec(es, dir); err != nil {
+		return err
+	}
 	o.Session, o.Opened = id, s
 	return runAgentWith(ctx, o, &driver{noPrompt: true,
 		turns: func(ctx context.Context, opts agent.Options, _ string) (agent.Outcome, error) {

@@ -36,6 +36,9 @@ func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {
 	f := o.F
 	r := newSink(f, o)
 	defer func() { r.close(err) }()
+	if err := o.checkFlags(); err != nil {
+		return err
+	}
 	dir, err := f.workDir(o.Dir)
 	if err != nil {
 		return err
@@ -54,13 +57,19 @@ func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {
 	if err != nil {
 		return err
 	}
-	schema, err := loadSchema(o.SchemaFile, firstNonEmpty(root, dir), f.configDir())
+	schema, err := o.schema(root, dir)
 	if err != nil {
 		return err
+	}
+	if o.spec == nil {
+		o.apply(o.newSpec(cfg, dir, schema), dir)
 	}
 	d = withSchema(schema, r.warn, d)
 	opts, err := f.agentSetup(ctx, o, cfg, dir, root)
 	if err != nil {
+		return err
+	}
+	if err := checkPrice(cfg, o.MaxCost, opts.Model); err != nil {
 		return err
 	}
 	if err := addMCPTools(&opts, o, cfg, servers, r.warn); err != nil {
@@ -86,11 +95,15 @@ func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {
 	if sess != nil && (cfg.Snapshots == nil || *cfg.Snapshots) {
 		opts.Snapshots = sess.Snapshotter(dir)
 	}
+	spec := *o.spec
+	spec.Model = opts.Model.Name()
 	if o.Session == "" {
 		opts.Start = &session.StartData{
 			Model: opts.Model.Name(), Cwd: dir, Mode: gateMode(o, cfg), Command: o.Command, Version: f.Version,
-			System: shortHash(opts.System), MCP: mcpRecord(servers), Sandbox: o.sandbox.summary,
+			System: shortHash(opts.System), MCP: mcpRecord(servers), Sandbox: o.sandbox.summary, Spec: &spec,
 		}
+	} else if len(o.respec) > 0 {
+		opts.Respec = &session.SpecData{Changes: o.respec, Spec: spec}
 	}
 	if err := f.wireHeadless(&opts, o, cfg, sess, dir, root, r.warn); err != nil {
 		return err
@@ -171,7 +184,7 @@ func (f *Factory) agentSetup(ctx context.Context, o *AgentOptions, cfg Config, d
 		return opts, err
 	}
 	opts.Model = m
-	opts.Cost = costFunc(m.Name())
+	opts.Cost = priceFunc(cfg, m.Name())
 	opts.Tools = reg
 	opts.Gate = gate
 	opts.MaxTurns = o.MaxTurns

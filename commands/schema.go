@@ -67,6 +67,28 @@ func loadSchema(path, root string, also ...string) (*responseSchema, error) {
 	return &responseSchema{path: path, raw: raw.Bytes(), resolved: rs}, nil
 }
 
+// schema is the run's --schema: the file's, or for a resumed session with
+// no --schema, the one it recorded.
+func (o *AgentOptions) schema(root, dir string) (*responseSchema, error) {
+	if len(o.schemaRaw) > 0 {
+		return parseSchema(o.SchemaFile, o.schemaRaw)
+	}
+	return loadSchema(o.SchemaFile, firstNonEmpty(root, dir), o.F.configDir())
+}
+
+// parseSchema resolves a schema recorded in a session.
+func parseSchema(path string, raw []byte) (*responseSchema, error) {
+	var s jsonschema.Schema
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("the session's recorded schema (%s) is not a JSON Schema: %w", path, err)
+	}
+	rs, err := s.Resolve(nil)
+	if err != nil {
+		return nil, fmt.Errorf("the session's recorded schema (%s): %w", path, err)
+	}
+	return &responseSchema{path: path, raw: raw, resolved: rs}, nil
+}
+
 // apply gives the schema to the model: in the request, for the providers'
 // native structured output, and in the system prompt, for every provider
 // (Gemini before 3 cannot have tools and a response schema together, and
@@ -102,7 +124,7 @@ func withSchema(s *responseSchema, warn func(string), d *driver) *driver {
 			return out, nil
 		}
 		warn(fmt.Sprintf("the answer is not valid against %s (%v); asking the model once more", s.path, verr))
-		opts.Start = nil
+		opts.Start, opts.Respec = nil, nil
 		more, err := agent.Run(ctx, opts, retrySchemaPrompt(verr))
 		out = sumOutcomes(out, more)
 		if err != nil {

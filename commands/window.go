@@ -33,6 +33,9 @@ func checkModels(cfg Config) error {
 		if m.ContextWindow < 0 || m.MaxOutput < 0 {
 			return fmt.Errorf("config: [models.%q]: context_window and max_output are token counts and cannot be negative", name)
 		}
+		if m.InputPerMTok < 0 || m.OutputPerMTok < 0 {
+			return fmt.Errorf("config: [models.%q]: input_per_mtok and output_per_mtok are prices in USD and cannot be negative", name)
+		}
 		if m.ContextWindow > 0 && m.MaxOutput >= m.ContextWindow {
 			return fmt.Errorf("config: [models.%q]: max_output (%d) must be smaller than context_window (%d)", name, m.MaxOutput, m.ContextWindow)
 		}

@@ -78,6 +78,9 @@ type StartData struct {
 	// Sandbox names the sandbox layers bash commands ran in, what was
 	// missing and why, or "off".
 	Sandbox string `json:"sandbox,omitempty"`
+	// Spec is what the run was started with; resumes continue with it.
+	// Sessions from before it was recorded have only Model and Mode.
+	Spec *RunSpec `json:"spec,omitempty"`
 }
 
 // MCPServerData is one MCP server of a run: its name, transport and where

@@ -112,6 +112,10 @@ func Parse(path string, data []byte) (*Model, error) {
 	return &Model{path: path, script: s}, nil
 }
 
+// Reports is the model name the script's responses report (its "model"),
+// under which they are priced.
+func (m *Model) Reports() string { return m.script.Model }
+
 // Name implements llm.Model.
 func (m *Model) Name() string { return "script:" + m.path }
 
