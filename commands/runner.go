@@ -69,9 +69,6 @@ func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := checkPrice(cfg, o.MaxCost, opts.Model); err != nil {
-		return err
-	}
 	if err := addMCPTools(&opts, o, cfg, servers, r.warn); err != nil {
 		return err
 	}
@@ -142,6 +139,9 @@ func (f *Factory) agentSetup(ctx context.Context, o *AgentOptions, cfg Config, d
 	}
 	m, err := f.newModel(ctx, name, cfg)
 	if err != nil {
+		return opts, err
+	}
+	if err := checkPrice(cfg, o.MaxCost, m); err != nil {
 		return opts, err
 	}
 	f.learnSecrets(cfg)
