@@ -87,10 +87,10 @@ func fileRef(dir, path string) *session.FileRef {
 		return nil
 	}
 	path = absPath(dir, path)
-	return &session.FileRef{Path: path, SHA256: fileHash(path)}
+	return &session.FileRef{Path: path, SHA256: specFileHash(path)}
 }
 
-func fileHash(path string) string {
+func specFileHash(path string) string {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return ""
@@ -171,7 +171,7 @@ func (o *AgentOptions) recordedFile(flag, given string, ref *session.FileRef, di
 	if given != "" || ref == nil {
 		return given
 	}
-	switch h := fileHash(ref.Path); {
+	switch h := specFileHash(ref.Path); {
 	case h == "":
 		fmt.Fprintf(o.F.IO.Err, "decode: warning: %s %s, which the session started with, cannot be read here; using the built-in system prompt\n", flag, ref.Path)
 		return ""
