@@ -182,11 +182,23 @@ func (l *loop) compact(ctx context.Context, trigger, focus, reason string) error
 	if !ok {
 		d, ok = p.fewer()
 	}
+	if s := p.summary; s != nil && d.Usage == (llm.Usage{}) {
+		// A summary made but not used was still paid for: budgets count it.
+		d.Model, d.Usage, d.Cost = s.Model, s.Usage, s.Cost
+	}
 	if !ok {
+		l.charge(d.Usage, d.Cost)
 		return l.stuck("summarising, eliding old tool outputs and keeping fewer recent turns all left it too large (" + strings.Join(p.failed, "; ") + ")")
 	}
 	l.record(d, p)
 	return nil
+}
+
+// charge counts a summarising call in the run's usage and budget.
+func (l *loop) charge(u llm.Usage, cost float64) {
+	l.out.Usage = l.out.Usage.Add(u)
+	l.out.Cost += cost
+	l.spent.cost += cost
 }
 
 // stuck is the error of a context that could not be made to fit.
@@ -202,11 +214,7 @@ func (l *loop) stuck(why string) error {
 
 // record appends the compaction entry and rebuilds the context from it.
 func (l *loop) record(d session.CompactionData, p *compactPlan) {
-	if d.Usage.Input > 0 || d.Usage.Output > 0 {
-		l.out.Usage = l.out.Usage.Add(d.Usage)
-		l.out.Cost += d.Cost
-		l.spent.cost += d.Cost
-	}
+	l.charge(d.Usage, d.Cost)
 	d.Spent = &session.Spent{Turns: l.spent.turns, Steps: l.spent.steps, Cost: l.spent.cost,
 		Ms: l.spent.active.Milliseconds(), Manual: d.Trigger == TriggerManual}
 	e := session.NewEntry(session.TypeCompaction, d, fmt.Sprintf("compaction %s %d→%d tokens", d.Strategy, d.TokensBefore, d.TokensAfter))

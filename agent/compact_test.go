@@ -224,6 +224,7 @@ func TestSummaryThatGrowsFallsBackToElidingToolOutputs(t *testing.T) {
 	require.NotEmpty(t, d.Failed)
 	assert.Contains(t, d.Failed[0], "not smaller than")
 	assert.NotEmpty(t, d.Elided)
+	assert.Equal(t, llm.Usage{Input: 100, Output: 20}, d.Usage, "the refused summary was still paid for")
 	var sawPointer bool
 	for _, req := range m.reqs {
 		for _, msg := range req.Messages {
