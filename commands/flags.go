@@ -96,13 +96,17 @@ func agentFlags(withMode bool) []cli.Flag {
 		&cli.StringFlag{Name: "append-system-file", Usage: "add the text in `FILE` to the system prompt"},
 		&cli.BoolFlag{Name: "mcp-strict", Usage: "fail (exit 1) when a configured MCP server does not start, instead of warning and going on without it"},
 	}
+	// The gate's rules and the workspace apply to the read-only commands
+	// (ask, plan) too: --allow 'web_fetch(domain:go.dev)', --add-dir ../lib.
+	fl = append(fl,
+		&cli.StringSliceFlag{Name: "allow", Usage: "allow tool calls matching `RULE`, e.g. 'bash(go test *)', 'edit(src/**)', 'web_fetch(domain:go.dev)'"},
+		&cli.StringSliceFlag{Name: "deny", Usage: "deny tool calls matching `RULE`; deny wins over allow"},
+		&cli.StringSliceFlag{Name: "add-dir", Usage: "let file tools reach `DIR` too, beyond the repository"},
+	)
 	if withMode {
 		fl = append(fl,
 			&cli.StringFlag{Name: "mode", Usage: "permission mode: `default` (ask before changes), plan (read-only), edit (file edits allowed), bypass (everything allowed)"},
-			&cli.StringSliceFlag{Name: "allow", Usage: "allow tool calls matching `RULE`, e.g. 'bash(go test *)', 'edit(src/**)'"},
-			&cli.StringSliceFlag{Name: "deny", Usage: "deny tool calls matching `RULE`; deny wins over allow"},
 			&cli.StringFlag{Name: "on-ask", Usage: "with no terminal, when a call needs approval: `pause` (exit 3, decode approve|deny then resume) or deny", Value: "pause"},
-			&cli.StringSliceFlag{Name: "add-dir", Usage: "let file tools reach `DIR` too, beyond the repository"},
 			&cli.StringFlag{Name: "sandbox", Usage: "contain bash commands with the OS: `auto` (every layer the machine gives), strict (refuse without all), off (unconfined, recorded)"},
 			&cli.BoolFlag{Name: "allow-net", Usage: "let sandboxed bash commands reach the network"},
 		)
