@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -22,6 +23,7 @@ import (
 	"decode/session"
 	"decode/tools"
 	"decode/tools/mcp"
+	"decode/tools/sandbox"
 )
 
 // MCPOptions are the inputs of decode mcp's subcommands.
@@ -470,9 +472,6 @@ func (f *Factory) mergeMCPJSON(c *Config, root string, trusted bool) ([]string, 
 
 // newMCPManager returns a manager of servers: stdio servers start in dir
 // with decode's environment minus its secrets.
-//
-// Sandbox seam: when the command sandbox (tools/sandbox, issue 12) is
-// active, Options.Wrap is where it confines each stdio server's command.
 func (f *Factory) newMCPManager(cfg Config, servers []mcp.Server, dir string) *mcp.Manager {
 	return mcp.NewManager(servers, mcp.Options{
 		Version: f.Version,
@@ -502,12 +501,57 @@ func (f *Factory) mcpStart(ctx context.Context, o *AgentOptions, cfg Config, dir
 	if len(servers) == 0 {
 		return nil
 	}
-	r := &mcpRunning{m: f.newMCPManager(cfg, servers, dir), done: make(chan struct{}), strict: o.MCPStrict}
+	m := f.newMCPManager(cfg, servers, dir)
+	if sb := o.sandbox.bash; sb != nil {
+		m.SetWrap(mcpSandbox(sb))
+	}
+	r := &mcpRunning{m: m, done: make(chan struct{}), strict: o.MCPStrict}
 	go func() {
 		r.errs = r.m.Start(ctx)
 		close(r.done)
 	}()
 	return r
+}
+
+// mcpSandbox returns what runs a stdio server inside the run's command
+// sandbox: it reads the workspace, the system, the toolchains and its own
+// installation, writes the workspace, the toolchain caches and a temp dir,
+// never the protected paths, and keeps the network (servers are often
+// clients of a remote service).
+func mcpSandbox(sb *tools.BashSandbox) func(*exec.Cmd) error {
+	return func(cmd *exec.Cmd) error {
+		read := append(append([]string{}, sb.Read...), sb.Roots...)
+		if dir := installDir(cmd.Path); dir != "" {
+			read = append(read, dir)
+		}
+		write := append(append(append([]string{}, sb.Write...), sb.Roots...), sb.TempDir)
+		h, err := sandbox.Command(context.Background(), sandbox.Spec{
+			Args: cmd.Args, Dir: cmd.Dir, Env: cmd.Env, Layers: sb.Layers, Helper: sb.Helper,
+			Read: read, Write: write, Protected: sb.Protected, Pinned: sb.Pinned, Net: true,
+		})
+		if err != nil {
+			return err
+		}
+		cmd.Path, cmd.Args, cmd.Env, cmd.Dir, cmd.SysProcAttr, cmd.Err = h.Path, h.Args, h.Env, h.Dir, h.SysProcAttr, h.Err
+		return nil
+	}
+}
+
+// installDir is the directory a server's program lives in, symlinks
+// resolved; for a package under node_modules, that node_modules directory
+// (its dependencies are beside it).
+func installDir(path string) string {
+	if path == "" || !filepath.IsAbs(path) {
+		return ""
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return ""
+	}
+	if i := strings.LastIndex(real, string(filepath.Separator)+"node_modules"+string(filepath.Separator)); i >= 0 {
+		return real[:i+len("/node_modules")]
+	}
+	return filepath.Dir(real)
 }
 
 // mcpRunning is a run's MCP servers, starting.

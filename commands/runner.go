@@ -51,8 +51,6 @@ func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {
 	for _, w := range warnings {
 		r.warn(w)
 	}
-	servers := f.mcpStart(ctx, o, cfg, dir)
-	defer servers.close()
 	prompt, err := d.prompt(f.IO, o)
 	if err != nil {
 		return err
@@ -69,6 +67,9 @@ func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {
 	if err != nil {
 		return err
 	}
+	// MCP servers start once the sandbox is set up, which confines them.
+	servers := f.mcpStart(ctx, o, cfg, dir)
+	defer servers.close()
 	if err := addMCPTools(&opts, o, cfg, servers, r.warn); err != nil {
 		return err
 	}

@@ -1,7 +1,9 @@
 package commands
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"decode/tools/sandbox"
 
 	"decode/tools/mcp/mcptest"
 )
@@ -47,6 +51,12 @@ func scriptParams(dir string) testscript.Params {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exits": cmdExits,
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "landlock" { // the command sandbox confines files here
+				return sandbox.Has(sandbox.Probe(context.Background(), "", os.Environ()).Layers, sandbox.Landlock), nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 	}
 }

@@ -28,7 +28,7 @@ func BenchmarkStartThreeServers(b *testing.B) {
 // tool that stands in for them past the budget.
 func BenchmarkFirstRequestToolBytes(b *testing.B) {
 	s := stdioServer("inv", "ok")
-	s.Env["MCPTEST_EXTRA"] = "43"
+	s.Env["MCPTEST_EXTRA"] = "42"
 	m := NewManager([]Server{s}, Options{Env: os.Environ()})
 	defer m.Close()
 	if errs := m.Start(context.Background()); len(errs) > 0 {

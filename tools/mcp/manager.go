@@ -87,6 +87,12 @@ func NewManager(servers []Server, o Options) *Manager {
 	return m
 }
 
+// SetWrap sets Options.Wrap before the servers start.
+func (m *Manager) SetWrap(wrap func(*exec.Cmd) error) { m.opts.Wrap = wrap }
+
+// Sandboxed reports whether stdio servers start wrapped (in the sandbox).
+func (m *Manager) Sandboxed() bool { return m.opts.Wrap != nil }
+
 // Servers returns the servers in configuration order.
 func (m *Manager) Servers() []*Conn { return m.servers }
 
@@ -259,12 +265,17 @@ func (c *Conn) connect(ctx context.Context) error {
 		for _, k := range keys {
 			cmd.Env = append(cmd.Env, k+"="+s.Env[k])
 		}
-		c.stdio = newStdioTransport(cmd)
+		if p, err := exec.LookPath(s.Command); err == nil && !filepath.IsAbs(s.Command) {
+			if abs, err := filepath.Abs(p); err == nil {
+				cmd.Path = abs
+			}
+		}
 		if c.opts.Wrap != nil {
 			if err := c.opts.Wrap(cmd); err != nil {
 				return fmt.Errorf("sandbox: %w", err)
 			}
 		}
+		c.stdio = newStdioTransport(cmd) // after Wrap: its own process group around the sandbox
 		transport = c.stdio
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "decode", Version: c.opts.Version}, nil)

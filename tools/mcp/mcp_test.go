@@ -287,7 +287,7 @@ func TestSearchRevealsTools(t *testing.T) {
 	search.reveal = reg.Reveal
 	reg.Defer(m.Tools()...)
 	require.Len(t, reg.Specs(), 1, "only mcp_search is described up front")
-	assert.Contains(t, search.Spec().Description, "big (47 tools)")
+	assert.Contains(t, search.Spec().Description, "big (48 tools)")
 
 	res := call(t, search, `{"query":"echo"}`)
 	assert.Contains(t, res.Content, `{"name":"mcp__big__echo"`)

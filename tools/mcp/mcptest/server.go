@@ -64,6 +64,16 @@ func NewServer(variant string, extra int) *sdk.Server {
 				&sdk.ResourceLink{URI: "file:///tmp/pixel.png", Name: "pixel.png", MIMEType: "image/png"},
 			}}, nil
 		})
+	s.AddTool(&sdk.Tool{Name: "cat", Description: "Return the content of a file.", InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)},
+		func(_ context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			var a struct{ Path string }
+			json.Unmarshal(r.Params.Arguments, &a)
+			data, err := os.ReadFile(a.Path)
+			if err != nil {
+				return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: err.Error()}}}, nil
+			}
+			return text(string(data)), nil
+		})
 	s.AddTool(&sdk.Tool{Name: "big", Description: "Return n bytes of text in lines.", InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`)},
 		func(_ context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			var a struct{ N int }
