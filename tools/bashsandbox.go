@@ -98,13 +98,25 @@ var readOnlyPrograms = map[string]bool{
 	"basename": true, "dirname": true, "realpath": true, "readlink": true, "date": true, "env": true,
 	"printenv": true, "id": true, "whoami": true, "uname": true, "nl": true, "od": true, "xxd": true,
 	"md5sum": true, "sha1sum": true, "sha256sum": true, "jq": true, "column": true, "comm": true,
+	"awk": true, "sed": true, "gofmt": true, "command": true, "type": true, "strings": true,
+	"less": true, "more": true, "tac": true, "rev": true, "fold": true, "fmt": true, "paste": true,
+	"join": true, "expand": true, "seq": true, "yes": true, "sleep": true, "tput": true, "locale": true,
 }
+
+// readOnlyVersion are programs that only print something with these
+// arguments: python3 --version, node -v, go version.
+var readOnlyVersion = map[string]bool{"--version": true, "-v": true, "-V": true, "version": true}
 
 // readOnlyGit are git subcommands that only read.
 var readOnlyGit = map[string]bool{
 	"status": true, "log": true, "diff": true, "show": true, "rev-parse": true, "ls-files": true,
 	"grep": true, "blame": true, "shortlog": true, "describe": true, "cat-file": true, "ls-tree": true,
+	"branch": true, "remote": true, "tag": true, "stash": true, "config": true, "for-each-ref": true,
+	"show-ref": true, "reflog": true, "merge-base": true, "rev-list": true, "name-rev": true, "whatchanged": true,
 }
+
+// readOnlyGo are go subcommands that write only the build cache.
+var readOnlyGo = map[string]bool{"version": true, "env": true, "list": true, "doc": true, "vet": true}
 
 // looksReadOnly reports whether a command's words name a read-only program.
 func looksReadOnly(words []shellWord) bool {
@@ -123,6 +135,12 @@ func looksReadOnly(words []shellWord) bool {
 			return readOnlyGit[w.text]
 		}
 		return false
+	}
+	if name == "go" && len(words) > 1 && words[1].literal {
+		return readOnlyGo[words[1].text]
+	}
+	if len(words) == 2 && words[1].literal && readOnlyVersion[words[1].text] {
+		return true
 	}
 	return readOnlyPrograms[name]
 }

@@ -47,10 +47,8 @@ func (g *Gate) checkBash(args json.RawMessage) (v Verdict) {
 		v = stricter(v, g.checkUnit(&an.cmds[i]))
 	}
 	what := "the bash command " + quoteSnippet(*a.Command)
-	if g.sandboxed && g.mode == ModeDefault && v.Decision == Allow && v.Rule == "" && len(an.writes) > 0 {
-		// It would run with the workspace read-only, where its write
-		// fails: ask, and once approved it runs with the workspace writable.
-		v = ask(fmt.Sprintf("%s writes to %s and needs the user's approval", what, quoteSnippet(an.writes[0].target.text)), "")
+	if g.sandboxed && g.mode == ModeDefault && v.Decision == Allow {
+		v = g.askRedirects(v, what, an.writes, dirs, dirsKnown)
 	}
 	if f := g.activeFloor(an.floors); f != nil {
 		v = stricter(v, g.floorVerdict(what, *f))
@@ -115,7 +113,9 @@ func (g *Gate) checkUnit(u *cmdUnit) Verdict {
 	floors := u.floors
 	if allowed != nil {
 		floors = liftFloors(floors, allowed)
-	} else if u.wrapperFloor != "" {
+	} else if u.wrapperFloor != "" && !(g.sandboxed && strings.HasPrefix(u.wrapperFloor, "xargs ")) {
+		// xargs adds arguments at run time; in the sandbox the command it
+		// runs is held where the mode puts it, so only that command counts.
 		floors = append(slices.Clip(floors), floor{reason: u.wrapperFloor})
 	}
 	if f := g.activeFloor(floors); f != nil {
@@ -149,6 +149,11 @@ func liftFloors(floors []floor, r *rule) []floor {
 // activeFloor returns the first floor that holds in the gate's mode.
 func (g *Gate) activeFloor(floors []floor) *floor {
 	for i, f := range floors {
+		if g.sandboxed && (f.protected != "" || (f.contained && g.mode == ModeEdit)) {
+			// the sandbox holds the protected paths read-only in every mode,
+			// and in edit mode what a command writes to the workspace
+			continue
+		}
 		if g.mode != ModeBypass || f.always || (f.hides && g.guarded) {
 			return &floors[i]
 		}
@@ -222,6 +227,9 @@ func (g *Gate) checkRedirect(w writeUnit, dirs []string, dirsKnown bool) Verdict
 			return deny(protectedReason(t.text, dir), "")
 		}
 	}
+	if g.sandboxed && (tempTarget(t) || (!t.literal && g.mode == ModeEdit)) {
+		return allow("") // the sandbox keeps TMPDIR private, and edit mode's writes to the workspace
+	}
 	if t.literal {
 		// A relative path after cd to a place known only at run time may
 		// land in .git, whatever the mode.
@@ -249,4 +257,30 @@ func (g *Gate) bashRuleNaming(cmd []shellWord, dir string) *rule {
 // firstWriteDeny returns the deny rule for file writes that matches gp.
 func (g *Gate) firstWriteDeny(gp gatePath) *rule {
 	return firstRule(g.deny, "write", func(r *rule) bool { return r.kind != ruleAny && gp.matches(r) })
+}
+
+// askRedirects asks, in default mode with the sandbox, about a line that
+// writes files by redirection: an allow rule for the command does not
+// cover where its output goes (bash(echo *) is not echo x >> file), only a
+// file-write rule naming the target does. A line allowed without a rule
+// would otherwise run with the workspace read-only, where the write fails.
+func (g *Gate) askRedirects(v Verdict, what string, writes []writeUnit, dirs []string, dirsKnown bool) Verdict {
+	for _, w := range writes {
+		if w.cmd != nil && v.Rule != "" {
+			continue // a command's own argument (cp x FILE): its rule covers it
+		}
+		if tempTarget(w.target) {
+			continue // the command's private temp dir, writable in every mode
+		}
+		if r := g.checkRedirect(w, dirs, dirsKnown); r.Decision == Allow && r.Rule == "" {
+			return ask(fmt.Sprintf("%s writes to %s and needs the user's approval", what, quoteSnippet(w.target.text)), "")
+		}
+	}
+	return v
+}
+
+// tempTarget reports a write target under $TMPDIR, the command's own
+// temp dir in the sandbox.
+func tempTarget(t shellWord) bool {
+	return !t.literal && (strings.HasPrefix(t.text, "$TMPDIR/") || strings.HasPrefix(t.text, "${TMPDIR}/"))
 }

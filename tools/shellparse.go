@@ -52,6 +52,9 @@ type floor struct {
 	// protected is the protected directory the floor is about; an allow rule
 	// naming it lifts the floor.
 	protected string
+	// contained floors are about writes and programs an option adds; the
+	// sandbox holds them in edit mode, where they do not ask.
+	contained bool
 	// liftable floors are lifted by any allow rule matching the command.
 	liftable bool
 	// hides marks a command the gate cannot see (a name or script known
@@ -123,6 +126,9 @@ func (a *shellAnalyzer) parse(src string, depth int) {
 		return
 	}
 	a.noteDotglob(src)
+	if commentContinuation.MatchString(src) {
+		a.lineFloor("a comment ends in a backslash: bash runs the next line, which a parser may read as part of the comment")
+	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
 	if err != nil {
 		if depth > 0 {
@@ -182,6 +188,7 @@ func (a *shellAnalyzer) command(words []shellWord, floors []floor, depth int) {
 	}
 	a.noteWrites(words)
 	floors = append(floors, commandFloors(words)...)
+	floors = append(floors, dangerousFloors(words)...)
 	kind := unitCommand
 	if name.text == "exec" && len(words) == 1 {
 		kind = unitBuiltin // exec with only redirections
@@ -313,6 +320,10 @@ func (v *shellVisitor) visit(n syntax.Node) bool {
 		v.arithm(n.Index)
 	case *syntax.ArrayElem:
 		v.arithm(n.Index)
+	case *syntax.UnaryTest:
+		if w, ok := n.X.(*syntax.Word); ok && n.Op == syntax.TsVarSet && testVarCode(w) {
+			v.a.lineFloor("[[ -v ]] evaluates the subscript of its operand as code")
+		}
 	case *syntax.BinaryTest:
 		if n.Op >= syntax.TsEql && n.Op <= syntax.TsGtr {
 			v.arithmOperand(n.X)
@@ -439,6 +450,11 @@ func (v *shellVisitor) decl(d *syntax.DeclClause) {
 				floors = append(floors, floor{reason: fmt.Sprintf("%s gets %s, whose value is only known at run time", d.Variant.Value, quoteSnippet(w.text))})
 			} else if strings.HasPrefix(w.text, "-") && strings.ContainsAny(w.text, "ni") {
 				floors = append(floors, floor{reason: fmt.Sprintf("%s %s makes later assignments act on other variables or evaluate arithmetic", d.Variant.Value, w.text)})
+			} else if name, _, isAssign := strings.Cut(w.text, "="); isAssign && riskyVar(strings.TrimSuffix(name, "+")) {
+				// a quoted assignment: bash still assigns it
+				floors = append(floors, riskyVarFloor(strings.TrimSuffix(name, "+")))
+			} else if strings.Contains(w.text, "[") && strings.ContainsAny(w.text, "$`") {
+				floors = append(floors, floor{reason: fmt.Sprintf("%s evaluates the subscript of %s as code", d.Variant.Value, quoteSnippet(w.text))})
 			}
 		}
 	}

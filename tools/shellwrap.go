@@ -388,6 +388,17 @@ func parseShellCall(words []shellWord) (shellCall, bool) {
 		return sc, false
 	}
 	startup := floor{reason: words[0].text + " reads startup files, which can run anything"}
+	if b := path.Base(words[0].text); b != "bash" {
+		// sh, dash and the others parse their string by other rules than
+		// bash, which the gate reads: where the script uses what they read
+		// differently (&>, [[ ]], arrays, ...), it asks.
+		for _, w := range words[1:] {
+			if w.literal && bashisms.MatchString(w.text) {
+				sc.floors = append(sc.floors, floor{reason: b + " reads " + quoteSnippet(w.text) + " by other rules than bash, which the gate reads"})
+				break
+			}
+		}
+	}
 	for ; i < len(words); i++ {
 		t := words[i].text
 		switch {

@@ -15,7 +15,8 @@ var SystemRead = []string{
 // Toolchains returns the toolchain directories a build reads (read) and
 // the caches it writes (write), as env and the usual defaults place them:
 // GOROOT, GOMODCACHE, GOCACHE, the npm, cargo, rustup and pip caches, and
-// git's own config files (~/.gitconfig, $XDG_CONFIG_HOME/git/{config,ignore,attributes}).
+// git's own config files (~/.gitconfig, $XDG_CONFIG_HOME/git/{config,ignore,attributes}),
+// and the directories on PATH (with a version manager's root for its shims).
 // Only directories that exist are returned.
 func Toolchains(env []string) (read, write []string) {
 	home := envValue(env, "HOME")
@@ -57,6 +58,18 @@ func Toolchains(env []string) (read, write []string) {
 		first(envValue(env, "CARGO_HOME"), under(".cargo")),
 		first(envValue(env, "PIP_CACHE_DIR"), filepath.Join(cacheHome, "pip")),
 	}
+	// The directories on PATH hold programs to run (~/.local/bin,
+	// ~/.cargo/bin, a version manager's shims and its root).
+	for _, d := range strings.Split(envValue(env, "PATH"), ":") {
+		if d == "" || d == "/" || d == home || !filepath.IsAbs(d) {
+			continue
+		}
+		read = append(read, d)
+		if filepath.Base(d) == "shims" {
+			read = append(read, filepath.Dir(d))
+		}
+	}
+	read = append(read, envValue(env, "PYENV_ROOT"), envValue(env, "NVM_DIR"))
 	return existing(read), existing(write)
 }
 
