@@ -68,6 +68,10 @@ func messagesOf(entries []session.Entry) []llm.Message {
 				continue
 			}
 			results[d.CallID] = d.ToolResult
+		case session.TypeSnapshot:
+			if note := rewindNote(e); note != "" && len(pending) == 0 {
+				msgs = appendUser(msgs, note)
+			}
 		}
 	}
 	closeTurn()

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"decode/agent/llm"
@@ -67,4 +68,15 @@ func (l *loop) snapshot(ctx context.Context, kind string, call llm.ToolCall) {
 	l.snaps.last = d.Tree
 	d.Kind, d.CallID = kind, call.ID
 	l.add(session.NewEntry(session.TypeSnapshot, d, strings.TrimSpace("snapshot "+kind+" "+call.Name+" "+Summarize(call.Args))))
+}
+
+// rewindNote tells the model, when the session is continued, that decode
+// rewind (or fork --code) put the code back as it was at an earlier entry:
+// what it remembers doing since is undone. Other snapshots say nothing.
+func rewindNote(e session.Entry) string {
+	var d session.SnapshotData
+	if e.Decode(&d) != nil || d.Kind != session.SnapRewind {
+		return ""
+	}
+	return fmt.Sprintf("[decode: the user rewound the work tree to the code as it was at entry %d of this session; changes made to files after that point are undone. Read files again before relying on them.]", d.To)
 }

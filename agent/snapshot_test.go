@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -98,4 +99,24 @@ func TestSnapshotsNotTakenForDeniedCalls(t *testing.T) {
 	_, err := Run(context.Background(), Options{Model: m, Tools: tools.NewRegistry(writer), Gate: deny, Log: log, Snapshots: snaps}, "go")
 	require.NoError(t, err)
 	assert.Zero(t, snaps.n)
+}
+
+func TestRewindIsToldToTheModel(t *testing.T) {
+	log := &recLog{}
+	m := &fakeModel{responses: []llm.Response{say("first"), say("second")}}
+	o := Options{Model: m, Tools: tools.NewRegistry(), Gate: allowAll, Log: log}
+	_, err := Run(context.Background(), o, "do it")
+	require.NoError(t, err)
+	require.NoError(t, log.Append(context.Background(),
+		session.NewEntry(session.TypeSnapshot, session.SnapshotData{Tree: "aa", Kind: session.SnapSafety}, ""),
+		session.NewEntry(session.TypeSnapshot, session.SnapshotData{Tree: "bb", Kind: session.SnapRewind, To: 2}, "")))
+	_, err = Run(context.Background(), o, "again")
+	require.NoError(t, err)
+	require.Len(t, m.reqs, 2)
+	msgs := m.reqs[1].Messages
+	require.Len(t, msgs, 3)
+	assert.Equal(t, llm.RoleUser, msgs[2].Role)
+	assert.Contains(t, msgs[2].Text, "rewound the work tree to the code as it was at entry 2")
+	assert.Contains(t, msgs[2].Text, "again")
+	assert.Equal(t, 1, strings.Count(msgs[2].Text, "[decode:"), "the safety snapshot says nothing")
 }
