@@ -138,6 +138,7 @@ func (sn *Snapshotter) init(ctx context.Context) error {
 			return fmt.Errorf("snapshot: %w", err)
 		}
 	}
+	pruneIndexes(dir, sn.index, time.Now().Add(-indexMaxAge))
 	if sn.tip, err = sn.store.refs.read(CodeRef(sn.id)); err != nil {
 		return err
 	}
@@ -283,6 +284,9 @@ func (sn *Snapshotter) commit(tree plumbing.Hash) error {
 // writes its tree. git status (with the untracked cache) finds what changed
 // since the last snapshot; only those paths are hashed.
 func (sn *Snapshotter) writeTree(ctx context.Context) (plumbing.Hash, []SkippedPath, error) {
+	if !fileExists(sn.index) {
+		sn.clean = false // a new index: its tree is not known yet
+	}
 	if !fileExists(sn.index) && sn.seed != "" {
 		if err := copyFile(sn.seed, sn.index); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return plumbing.ZeroHash, nil, fmt.Errorf("seed the snapshot index: %w", err)
@@ -426,4 +430,27 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), dst)
+}
+
+// indexMaxAge is how long a private index unused by any snapshot is kept:
+// each is about the size of the work tree's own index, one per session.
+const indexMaxAge = 7 * 24 * time.Hour
+
+// pruneIndexes removes the private indexes (and leftovers of copying one)
+// in dir last written before cutoff, other than keep. A session resumed
+// later seeds a new one; only its first snapshot is slower.
+func pruneIndexes(dir, keep string, cutoff time.Time) {
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range es {
+		p := filepath.Join(dir, e.Name())
+		if !strings.HasPrefix(e.Name(), "index-") || p == keep || e.IsDir() {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && fi.ModTime().Before(cutoff) {
+			os.Remove(p)
+		}
+	}
 }

@@ -170,3 +170,22 @@ func TestSnapshotKillHelper(t *testing.T) {
 		require.NoError(t, err)
 	}
 }
+
+func TestOldPrivateIndexesArePruned(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-8 * 24 * time.Hour)
+	for _, n := range []string{"index-a", "index-b", "index-c.tmp123", "index-mine", "other"} {
+		p := filepath.Join(dir, n)
+		require.NoError(t, os.WriteFile(p, nil, 0o644))
+		require.NoError(t, os.Chtimes(p, old, old))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "index-new"), nil, 0o644))
+	pruneIndexes(dir, filepath.Join(dir, "index-mine"), time.Now().Add(-indexMaxAge))
+	var left []string
+	es, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range es {
+		left = append(left, e.Name())
+	}
+	assert.Equal(t, []string{"index-mine", "index-new", "other"}, left)
+}
