@@ -7,19 +7,24 @@ import (
 
 	"decode/agent/llm"
 	"decode/agent/llm/providers"
+	"decode/secrets"
 )
 
 // providerSettings are the configured overrides of every provider.
 func (f *Factory) providerSettings(cfg Config) map[string]providers.Settings {
 	out := make(map[string]providers.Settings, len(cfg.Providers))
-	store := f.keyStore()
+	proxy, token := f.Getenv("DECODE_PROXY"), f.Getenv("DECODE_PROXY_TOKEN")
+	var store secrets.KeyStore
+	if proxy == "" {
+		store = f.keyStore() // with a proxy, no key store is even opened
+	}
 	for _, p := range providers.All() {
 		pc := cfg.Providers[p.Name]
-		out[p.Name] = providers.Settings{BaseURL: pc.BaseURL, APIKeyEnv: pc.APIKeyEnv, KeyCmd: pc.APIKeyCmd, Store: store}
+		out[p.Name] = providers.Settings{BaseURL: pc.BaseURL, APIKeyEnv: pc.APIKeyEnv, KeyCmd: pc.APIKeyCmd, Store: store, Proxy: proxy, ProxyToken: token}
 	}
 	for name, pc := range cfg.Providers {
 		if _, ok := out[name]; !ok {
-			out[name] = providers.Settings{BaseURL: pc.BaseURL, APIKeyEnv: pc.APIKeyEnv, KeyCmd: pc.APIKeyCmd, Store: store}
+			out[name] = providers.Settings{BaseURL: pc.BaseURL, APIKeyEnv: pc.APIKeyEnv, KeyCmd: pc.APIKeyCmd, Store: store, Proxy: proxy, ProxyToken: token}
 		}
 	}
 	return out
@@ -67,7 +72,11 @@ func (f *Factory) newModel(ctx context.Context, name string, cfg Config) (llm.Mo
 // resolveModel finds the provider, key and base URL of a model name.
 func (f *Factory) resolveModel(name string, cfg Config) (providers.Choice, error) {
 	c, err := providers.Resolve(name, f.Getenv, f.providerSettings(cfg))
-	if err == nil && c.Key != "none" {
+	switch {
+	case err != nil || c.Key == "none":
+	case f.Getenv("DECODE_PROXY") != "":
+		f.redactor().Add(f.Getenv("DECODE_PROXY_TOKEN")) // the stand-in for a key
+	default:
 		f.redactor().Add(c.Key) // a key decode holds is masked at every exit
 	}
 	return c, err

@@ -64,6 +64,9 @@ type fakeOpenAI struct {
 	bodies []string
 	auths  []string
 	answer string
+	// command is the bash call of the first step (a default plants a
+	// file's secrets and spills).
+	command string
 }
 
 func (s *fakeOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -79,7 +82,11 @@ func (s *fakeOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "data: %s\n\n", b)
 	}
 	if !strings.Contains(string(body), `"role":"tool"`) {
-		args, _ := json.Marshal(map[string]string{"command": "cat planted.txt; seq 1 2500"})
+		command := s.command
+		if command == "" {
+			command = "cat planted.txt; seq 1 2500"
+		}
+		args, _ := json.Marshal(map[string]string{"command": command})
 		chunk(map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"index": 0, "id": "call_1", "type": "function",
 			"function": map[string]any{"name": "bash", "arguments": string(args)}}}}, nil)
 		chunk(map[string]any{}, "tool_calls")

@@ -155,6 +155,9 @@ type Settings struct {
 	KeyCmd string
 	// Store is the key store decode auth login writes to, asked last.
 	Store secrets.KeyStore
+	// Proxy, when set (DECODE_PROXY), sends requests through a credential
+	// proxy and reads no key at all; ProxyToken is its per-run token.
+	Proxy, ProxyToken string
 }
 
 // Endpoint is the base URL in effect for p and what set it: the
@@ -227,6 +230,9 @@ type Choice struct {
 	// headers, or a stream gone silent) with a retryable network error;
 	// 0 means llm.DefaultIdleTimeout, negative means never.
 	Idle time.Duration
+	// Socket, when set, is the Unix socket of a credential proxy every
+	// request is sent over (see ProxyChoice).
+	Socket string
 }
 
 // httpClient is the client the adapter sends requests with.
@@ -235,7 +241,11 @@ func (c Choice) httpClient() *http.Client {
 	if idle == 0 {
 		idle = llm.DefaultIdleTimeout
 	}
-	return llm.WithIdleTimeout(llm.HTTPClient(), idle)
+	client := llm.HTTPClient()
+	if c.Socket != "" {
+		client = dialSocket(client, c.Socket)
+	}
+	return llm.WithIdleTimeout(client, idle)
 }
 
 // Resolve finds the provider, key and base URL of a model name such as
@@ -251,6 +261,9 @@ func Resolve(name string, getenv func(string) string, settings map[string]Settin
 			Msg: fmt.Sprintf("%s models are not served by a provider; known: %s", pname, Names())}
 	}
 	s := settings[pname]
+	if s.Proxy != "" && !p.NoKey {
+		return ProxyChoice(p, model, s.Proxy, s.ProxyToken)
+	}
 	key, err := p.APIKey(getenv, s)
 	if err != nil {
 		return Choice{}, err

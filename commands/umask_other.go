@@ -1,0 +1,5 @@
+//go:build !unix
+
+package commands
+
+func umask(m int) int { return m }
