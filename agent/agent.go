@@ -110,6 +110,14 @@ type Outcome struct {
 	Status session.Status
 }
 
+// Add sums a later run of the same command into o: usage, requests and
+// cost add up; the answer and the status are the later run's. Every
+// command of several runs (plan, re-plan, plan steps, schema retries,
+// replay turns) totals its outcome with it.
+func (o Outcome) Add(b Outcome) Outcome {
+	return Outcome{Text: b.Text, Usage: o.Usage.Add(b.Usage), Turns: o.Turns + b.Turns, Cost: o.Cost + b.Cost, Status: b.Status}
+}
+
 // Run continues the conversation in o.Log. It first settles what the
 // session left open: the calls of a paused or interrupted response get
 // exactly one result each (a decided approval runs or is refused, a call

@@ -286,3 +286,11 @@ func TestSummarize(t *testing.T) {
 	assert.Equal(t, "main.go", Summarize(json.RawMessage(`{"path":"main.go","offset":3}`)))
 	assert.Equal(t, "", Summarize(json.RawMessage(`not json`)))
 }
+
+func TestOutcomeAddSumsEverything(t *testing.T) {
+	a := Outcome{Text: "first", Usage: llm.Usage{Input: 10, Output: 1}, Turns: 1, Cost: 0.25, Status: session.StatusError}
+	b := Outcome{Text: "second", Usage: llm.Usage{Input: 5, Output: 2}, Turns: 2, Cost: 0.5, Status: session.StatusDone}
+	got := a.Add(b)
+	assert.Equal(t, Outcome{Text: "second", Usage: llm.Usage{Input: 15, Output: 3}, Turns: 3, Cost: 0.75, Status: session.StatusDone}, got)
+	assert.Equal(t, b, Outcome{}.Add(b), "adding to nothing is the later outcome")
+}

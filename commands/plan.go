@@ -131,7 +131,7 @@ func makePlan(ctx context.Context, o *AgentOptions, opts agent.Options, task str
 	if perr != nil {
 		opts.Start, opts.Respec = nil, nil
 		more, err := agent.Run(ctx, opts, fixPlanPrompt(perr))
-		out = addOutcome(out, more)
+		out = out.Add(more)
 		if err != nil {
 			return out, err
 		}
@@ -168,11 +168,6 @@ func dropText(sink func(agent.Event)) func(agent.Event) {
 			sink(ev)
 		}
 	}
-}
-
-// addOutcome adds the outcome of a later turn to an earlier one.
-func addOutcome(a, b agent.Outcome) agent.Outcome {
-	return agent.Outcome{Text: b.Text, Usage: a.Usage.Add(b.Usage), Turns: a.Turns + b.Turns}
 }
 
 // closeTurns ends a command of several turns after its own entries (plan,
@@ -311,7 +306,7 @@ func (p *planExec) run(ctx context.Context, opts agent.Options, _ string) (agent
 		p.say("step %d of %d: %s", step.N, of, clipText(step.Text, 100))
 		p.sink.newStep()
 		out, err := agent.Run(ctx, opts, p.stepPrompt(i))
-		total = addOutcome(total, out)
+		total = total.Add(out)
 		res := readStepResult(out.Text)
 		switch {
 		case errors.Is(err, agent.ErrLimit):
@@ -332,7 +327,7 @@ func (p *planExec) run(ctx context.Context, opts agent.Options, _ string) (agent
 		}
 		p.warn("step %d of %d failed: %s; asking the model to re-plan the rest", step.N, of, res.note)
 		more, err := p.replan(ctx, opts, i, res.note)
-		total = addOutcome(total, more)
+		total = total.Add(more)
 		if err != nil {
 			return total, err
 		}

@@ -155,7 +155,7 @@ func replayTurns(turns []session.Entry, text bool) func(context.Context, agent.O
 			}
 			out, err := agent.Run(ctx, opts, prompt)
 			opts.Respec = nil // recorded with the first turn
-			total = addOutcome(total, out)
+			total = total.Add(out)
 			if err != nil {
 				return total, err
 			}

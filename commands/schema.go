@@ -126,7 +126,7 @@ func withSchema(s *responseSchema, warn func(string), d *driver) *driver {
 		warn(fmt.Sprintf("the answer is not valid against %s (%v); asking the model once more", s.path, verr))
 		opts.Start, opts.Respec = nil, nil
 		more, err := agent.Run(ctx, opts, retrySchemaPrompt(verr))
-		out = sumOutcomes(out, more)
+		out = out.Add(more)
 		if err != nil {
 			return out, err
 		}
@@ -142,11 +142,6 @@ func withSchema(s *responseSchema, warn func(string), d *driver) *driver {
 func retrySchemaPrompt(err error) string {
 	return "Your answer is not valid against the JSON Schema: " + err.Error() +
 		"\nAnswer again with only the corrected JSON document: no prose, no code fences."
-}
-
-// sumOutcomes adds a later run's outcome to an earlier one's.
-func sumOutcomes(a, b agent.Outcome) agent.Outcome {
-	return agent.Outcome{Text: b.Text, Usage: a.Usage.Add(b.Usage), Turns: a.Turns + b.Turns, Cost: a.Cost + b.Cost}
 }
 
 // check validates an answer and returns it as compact JSON with sorted
