@@ -58,6 +58,12 @@ Their tools ask for approval unless a rule allows them:
    decode run "triage the open issues" --allow 'mcp__github__list_*'
 See docs/mcp.md.`,
 		OnUsageError: onUsageError,
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErrorf("decode mcp has no subcommand %q; use add, remove, list or tools", c.Args().First())
+			}
+			return cli.ShowSubcommandHelp(c)
+		},
 		Subcommands: []*cli.Command{
 			{
 				Name:      "add",
