@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"decode/agent/llm"
@@ -118,7 +119,7 @@ func (l *loop) checkLimits() error {
 	case o.MaxSteps > 0 && s.steps >= o.MaxSteps:
 		limit, value = "steps", fmt.Sprintf("%d tool-call steps", s.steps)
 	case o.MaxCost > 0 && s.cost >= o.MaxCost:
-		limit, value = "cost", fmt.Sprintf("$%.4f spent of $%.2f", s.cost, o.MaxCost)
+		limit, value = "cost", fmt.Sprintf("$%.4f spent of $%s", s.cost, strconv.FormatFloat(o.MaxCost, 'f', -1, 64))
 	case o.Timeout > 0 && active >= o.Timeout:
 		limit, value = "time", fmt.Sprintf("%s of %s", active.Round(time.Millisecond), o.Timeout)
 	default:

@@ -1,6 +1,8 @@
 package commands
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -231,9 +233,30 @@ func decisionText(e session.Entry) string {
 		}
 		return fmt.Sprintf("⏸ waits until %s (%s)", until, r.CallID)
 	}
-	text := fmt.Sprintf("⏸ waits for approval (%s): %s %s", r.CallID, r.Name, string(r.Args))
+	text := fmt.Sprintf("⏸ waits for approval (%s): %s %s", r.CallID, r.Name, readableJSON(r.Args))
 	if r.Reason != "" {
 		text += "\n  why: " + r.Reason
 	}
 	return text
+}
+
+// readableJSON is raw JSON as a person reads it: without the \u003c,
+// \u003e and \u0026 escapes Go's encoder puts in stored entries.
+func readableJSON(raw json.RawMessage) string {
+	if !bytes.Contains(raw, []byte(`\u00`)) {
+		return string(raw)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return string(raw)
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return string(raw)
+	}
+	return strings.TrimRight(b.String(), "\n")
 }

@@ -18,6 +18,10 @@ import (
 // precedence: defaults, the user's config.toml, the repository's
 // .decode/config.toml, DECODE_* variables, flags.
 type Config struct {
+	// unknown are warnings for keys a config file set that decode does not
+	// know (a typo such as modle = …), naming the key and the file.
+	unknown []string
+
 	Model    string   `toml:"model"`
 	Mode     string   `toml:"mode"`
 	MaxTurns int      `toml:"max_turns"`
@@ -112,10 +116,12 @@ func (f *Factory) loadConfig(repoRoot string) (Config, []string, error) {
 		return c, nil, err
 	}
 	setSource(c.MCPServers, mcp.SourceUser)
+	warnings = append(warnings, c.unknown...)
 	if repoRoot != "" {
 		var r Config
 		path := filepath.Join(repoRoot, ".decode", "config.toml")
 		err := mergeConfined(&r, path, repoRoot, f.configDir())
+		warnings = append(warnings, r.unknown...)
 		switch {
 		case secrets.IsOutside(err):
 			warnings = append(warnings, fmt.Sprintf("%v; the repository's config is ignored", err))
@@ -217,8 +223,12 @@ func mergeConfined(c *Config, path, root string, also ...string) error {
 }
 
 func decodeConfig(c *Config, path string, data []byte) error {
-	if _, err := toml.Decode(string(data), c); err != nil {
+	md, err := toml.Decode(string(data), c)
+	if err != nil {
 		return fmt.Errorf("config %s: %w", path, err)
+	}
+	for _, k := range md.Undecoded() {
+		c.unknown = append(c.unknown, fmt.Sprintf("%s: unknown key %q is ignored (the README's Configuration section lists the keys)", path, k.String()))
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -276,7 +277,9 @@ func (j *jsonRenderer) end(out agent.Outcome, err error) {
 	e := endEvent{head: j.head("end"), Status: exitStatus(code), Exit: code, Usage: usageOf(out.Usage), Turns: out.Turns,
 		Ms: j.now().Sub(j.started).Milliseconds(), Result: json.RawMessage("null")}
 	if j.priced || out.Cost > 0 {
-		c := out.Cost
+		// Rounded to 1e-10 dollars: sums of float prices
+		// otherwise print as 0.0007711999999999999.
+		c := math.Round(out.Cost*1e10) / 1e10
 		e.Cost = &c
 	}
 	if j.schema && err == nil && json.Valid([]byte(out.Text)) {

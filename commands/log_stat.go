@@ -229,7 +229,7 @@ func knownType(t string) bool {
 	case session.TypeStart, session.TypeUser, session.TypeAssistant, session.TypeToolCall,
 		session.TypeToolResult, session.TypeApproval, session.TypeApprovalReq, session.TypeSteer,
 		session.TypeCompaction, session.TypeFork, session.TypeLimit, session.TypeInterrupted,
-		session.TypeError, session.TypeEnd, session.TypeSnapshot:
+		session.TypeError, session.TypeEnd, session.TypeSnapshot, session.TypePlan, session.TypePlanStep:
 		return true
 	}
 	return false

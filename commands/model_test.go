@@ -198,7 +198,7 @@ func TestPartialAnswerNeverSavedAsComplete(t *testing.T) {
 	assert.Regexp(t, `(?m)^decode: anthropic: network: .*; retrying \(attempt 2\)$`, stderr.String(), "the renderer notes the retry")
 	assert.Equal(t, "Hello, world!\n", stdout.String(),
 		"stdout, not a terminal, holds the answer until its response ends: the partial text never reaches it")
-	assert.Regexp(t, `decode: 1 model requests, 4621 tokens in \(3400 cached\), 9 out, \$0\.0\d+`, stderr.String(),
+	assert.Regexp(t, `decode: 1 model request, 4621 tokens in \(3400 cached\), 9 out, \$0\.0\d+`, stderr.String(),
 		"the summary shows cached tokens and the cost of a known model")
 
 	f2, log, _ := providerTestFactory(t, env)

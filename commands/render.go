@@ -188,7 +188,7 @@ func (r *renderer) finish(out agent.Outcome, err error) {
 		r.text("\n")
 	}
 	if err == nil && !r.quiet && out.Turns > 0 {
-		fmt.Fprintf(r.io.Err, "decode: %d model requests, %s\n", out.Turns, usageSummary(out.Usage, out.Cost))
+		fmt.Fprintf(r.io.Err, "decode: %s, %s\n", plural(out.Turns, "model request"), usageSummary(out.Usage, out.Cost))
 	}
 }
 

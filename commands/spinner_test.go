@@ -92,5 +92,5 @@ func TestSchemaTextPrintsOnlyTheAnswer(t *testing.T) {
 	s.event(agent.Event{Type: agent.EventText, Text: "```json\n{\"ok\": true}"})
 	s.finish(agent.Outcome{Text: `{"ok":true}`, Turns: 1}, nil)
 	assert.Equal(t, "{\"ok\":true}\n", out.String())
-	assert.Contains(t, errb.String(), "1 model requests")
+	assert.Contains(t, errb.String(), "1 model request,")
 }
