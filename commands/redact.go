@@ -39,6 +39,33 @@ func (f *Factory) learnSecrets(cfg Config) {
 			r.Add(v)
 		}
 	}
+	learnMCPSecrets(r, cfg, f.Getenv)
+}
+
+// learnMCPSecrets adds the secrets of MCP server configs: secret-looking
+// env entries (a server may print its environment), credential headers and
+// the bearer token.
+func learnMCPSecrets(r *secrets.Redactor, cfg Config, getenv func(string) string) {
+	for _, s := range cfg.MCPServers {
+		for k, v := range s.Env {
+			if len(tools.ScrubEnv([]string{k + "=" + v}, cfg.SecretEnv)) == 0 {
+				r.Add(v)
+			}
+		}
+		for k, v := range s.Headers {
+			if name := strings.ToLower(k); strings.Contains(name, "auth") || strings.Contains(name, "token") || strings.Contains(name, "key") || strings.Contains(name, "secret") || strings.Contains(name, "cookie") {
+				r.Add(v)
+				if _, tok, ok := strings.Cut(v, " "); ok {
+					r.Add(tok) // "Bearer TOKEN": the token alone too
+				}
+			}
+		}
+		if s.BearerTokenEnv != "" {
+			if v := getenv(s.BearerTokenEnv); v != "" {
+				r.Add(v)
+			}
+		}
+	}
 }
 
 // redactingModel masks what goes to the model: known secret values always,
