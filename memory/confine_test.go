@@ -3,6 +3,7 @@ package memory
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -53,4 +54,20 @@ func TestRememberNeverWritesThroughASymlink(t *testing.T) {
 	_, err = Remember(dangling, "Run make check to test.", time.Now())
 	require.Error(t, err)
 	assert.NoFileExists(t, filepath.Join(dir, "new-hook"), "a dangling symlink creates nothing")
+}
+
+func TestRememberNeverWritesThroughAHardLink(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("link counts are read on unix")
+	}
+	dir := t.TempDir()
+	target := filepath.Join(dir, "bashrc")
+	require.NoError(t, os.WriteFile(target, []byte("# mine\n"), 0o644))
+	path := filepath.Join(dir, "MEMORY.md")
+	require.NoError(t, os.Link(target, path))
+	_, err := Remember(path, "Run make check to test.", time.Now())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "hard link")
+	data, _ := os.ReadFile(target)
+	assert.Equal(t, "# mine\n", string(data))
 }

@@ -85,7 +85,7 @@ func Load(o Options) (files []File, warnings []string) {
 			warnings = append(warnings, fmt.Sprintf("memory: %v", err))
 			return
 		}
-		f, info, err := loadFile(path, o.MaxLines, o.MaxBytes, seen)
+		f, info, err := loadFile(path, o.MaxLines, o.MaxBytes, seen, o.Root, userDir)
 		switch {
 		case err != nil:
 			warnings = append(warnings, fmt.Sprintf("memory: %v", err))
@@ -133,7 +133,7 @@ func rootToCwd(dir string) []string {
 
 // loadFile reads one candidate. It returns a nil info and nil error when the
 // file is absent or already loaded (one of seen).
-func loadFile(path string, maxLines, maxBytes int, seen []os.FileInfo) (File, os.FileInfo, error) {
+func loadFile(path string, maxLines, maxBytes int, seen []os.FileInfo, root, userDir string) (File, os.FileInfo, error) {
 	// Stat before opening: opening a FIFO named AGENTS.md would block.
 	info, err := os.Stat(path)
 	if err != nil {
@@ -156,7 +156,9 @@ func loadFile(path string, maxLines, maxBytes int, seen []os.FileInfo) (File, os
 			return File{}, nil, nil
 		}
 	}
-	f, err := os.Open(path)
+	// Opened confined: a symlink swapped in since the check above is
+	// refused too.
+	f, err := secrets.Open(path, root, userDir)
 	if err != nil {
 		return File{}, nil, fmt.Errorf("%s: %w, skipped", path, unwrapPath(err))
 	}

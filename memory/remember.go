@@ -45,6 +45,9 @@ func Remember(path, sentence string, now time.Time) (bool, error) {
 		return false, fmt.Errorf("remember: %w", err)
 	}
 	defer f.Close()
+	if multiplyLinked(f) {
+		return false, fmt.Errorf("remember: %s has other names (a hard link); not written through it", path)
+	}
 	old, err := io.ReadAll(f)
 	if err != nil {
 		return false, fmt.Errorf("remember: %w", err)

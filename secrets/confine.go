@@ -8,6 +8,7 @@ package secrets
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -56,20 +57,68 @@ func Confine(path, root string, also ...string) error {
 	return fmt.Errorf("%s %w %s (it leads to %s); not read", path, ErrOutside, rootReal, real)
 }
 
-// Open opens path for reading after Confine has allowed it.
+// Open opens path for reading after Confine has allowed it, and checks
+// again what it opened (where the system can say which file an open
+// descriptor is), so a symlink swapped in between the check and the open
+// (a race) is refused too.
 func Open(path, root string, also ...string) (*os.File, error) {
 	if err := Confine(path, root, also...); err != nil {
 		return nil, err
 	}
-	return os.Open(path)
+	f, err := os.Open(path)
+	if err != nil || root == "" {
+		return f, err
+	}
+	if real, ok := openedPath(f); ok && insideAny(path, root) && !confinedTo(real, realPath(root), also) {
+		f.Close()
+		return nil, fmt.Errorf("%s %w %s (it led to %s when opened); not read", path, ErrOutside, realPath(root), real)
+	}
+	return f, nil
 }
 
-// ReadFile reads path after Confine has allowed it.
+// ReadFile reads path after Open has allowed it.
 func ReadFile(path, root string, also ...string) ([]byte, error) {
-	if err := Confine(path, root, also...); err != nil {
+	f, err := Open(path, root, also...)
+	if err != nil {
 		return nil, err
 	}
-	return os.ReadFile(path)
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+// openedPath names the file an open descriptor refers to, on Linux.
+func openedPath(f *os.File) (string, bool) {
+	p, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", f.Fd()))
+	if err != nil || !filepath.IsAbs(p) {
+		return "", false
+	}
+	return p, true
+}
+
+// confinedTo reports whether real lies in rootReal or one of also.
+func confinedTo(real, rootReal string, also []string) bool {
+	if within(real, rootReal) {
+		return true
+	}
+	for _, a := range also {
+		if a != "" && within(real, realPath(a)) {
+			return true
+		}
+	}
+	return false
+}
+
+// insideAny reports whether path is inside root by name or by where its
+// folder is (the paths Confine confines).
+func insideAny(path, root string) bool {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return false
+	}
+	rootAbs, _ := filepath.Abs(root)
+	rootReal := realPath(rootAbs)
+	physical := filepath.Join(realPath(filepath.Dir(abs)), filepath.Base(abs))
+	return within(abs, rootAbs) || within(abs, rootReal) || within(physical, rootReal)
 }
 
 // IsOutside reports whether err is Confine's refusal.
