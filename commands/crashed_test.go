@@ -1,0 +1,84 @@
+package commands
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// decodeIn runs the decode binary in r's repository and returns its output
+// and exit code.
+func (r *crashRepo) decodeIn(args ...string) (string, int) {
+	cmd := exec.Command(r.bin, args...)
+	cmd.Dir, cmd.Env = r.dir, r.env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else {
+		require.NoError(r.t, err)
+	}
+	return out.String(), code
+}
+
+// TestDeadWriterIsCrashedThenResumed: a run killed with SIGKILL, or by
+// SIGPIPE when `| head` stops reading its --json events, leaves its session running with no
+// writer; decode log shows it as crashed and decode resume finishes it.
+func TestDeadWriterIsCrashedThenResumed(t *testing.T) {
+	bin, err := exec.LookPath("decode")
+	require.NoError(t, err, "the test binary provides decode (see TestMain)")
+	script := `{"responses": [
+  {"text": "Starting a long answer that goes on for a while. ", "calls": [{"name": "bash", "args": {"command": "sleep 1.5"}}]},
+  {"text": "Done after the wait."}
+]}`
+	for _, how := range []string{"sigkill", "sigpipe"} {
+		t.Run(how, func(t *testing.T) {
+			r := newCrashRepo(t, bin)
+			require.NoError(t, os.WriteFile(filepath.Join(r.dir, "wait.json"), []byte(script), 0o644))
+			run := []string{"run", "--mode", "bypass", "--sandbox", "off", "-m", "script:wait.json", "wait a bit"}
+			if how == "sigkill" {
+				cmd := exec.Command(bin, run...)
+				cmd.Dir, cmd.Env = r.dir, r.env
+				require.NoError(t, cmd.Start())
+				deadline := time.Now().Add(20 * time.Second)
+				for {
+					out, _ := r.decodeIn("log", "--jsonl", "@")
+					if strings.Contains(out, `"type":"tool_call"`) {
+						break
+					}
+					require.True(t, time.Now().Before(deadline), "the run never reached its bash call")
+					time.Sleep(50 * time.Millisecond)
+				}
+				require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+				_ = cmd.Wait()
+			} else {
+				// --json writes each event as it happens; the reader stops at
+				// the tool call (as `| head` would), and the next event's
+				// write gets SIGPIPE in the middle of the run.
+				cmd := exec.Command("sh", append([]string{"-c", `"$0" "$@" | grep -q -m1 tool_call`, bin, "run", "--json"}, run[1:]...)...)
+				cmd.Dir, cmd.Env = r.dir, r.env
+				out, err := cmd.CombinedOutput()
+				require.NoError(t, err, "%s", out)
+			}
+			list, code := r.decodeIn("log")
+			require.Equal(t, 0, code, list)
+			assert.Regexp(t, `crashed +1  wait a bit`, list, "a session whose writer died is crashed, not running")
+
+			out, code := r.decodeIn("resume", "@")
+			assert.Equal(t, 0, code, "resume continues the crashed session:\n%s", out)
+			assert.Contains(t, out, "Done after the wait.")
+			list, _ = r.decodeIn("log")
+			assert.Regexp(t, `done +1  wait a bit`, list)
+		})
+	}
+}
