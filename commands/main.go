@@ -93,6 +93,7 @@ Exit codes: 0 done, 1 error, 2 usage, 3 paused, 4 provider, 5 limit,
 			NewCmdProxy(f, nil),
 			NewCmdVersion(f),
 			NewCmdMCP(f, nil),
+			NewCmdServe(f, nil),
 		},
 		Action: rootAction,
 	}
