@@ -2,6 +2,7 @@ package commands
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -26,6 +27,9 @@ type Factory struct {
 	// Secrets is the one redactor of every exit (stdout, stderr, sessions,
 	// spill files, hook input, model requests); made on first use.
 	Secrets *secrets.Redactor
+	// Unredacted is stderr before the redactor (set by Main), for the one
+	// secret decode prints on purpose: decode serve's access URL.
+	Unredacted io.Writer
 	// Keys is the key store decode auth login writes to; nil means the
 	// kernel keyring, opened on first use (DECODE_KEYRING names its
 	// namespace).

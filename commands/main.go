@@ -29,6 +29,7 @@ func Main(args []string, f *Factory) int {
 	rawOut, rawErr := f.IO.Out, f.IO.Err
 	out, errw := f.redactor().Writer(rawOut), f.redactor().Writer(rawErr)
 	f.IO.Out, f.IO.Err = out, errw
+	f.Unredacted = rawErr
 	defer func() {
 		out.Flush()
 		errw.Flush()

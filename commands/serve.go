@@ -10,9 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -108,14 +106,22 @@ func serveRun(ctx context.Context, o *ServeOptions) error {
 	addr := ln.Addr().String()
 	srv := newServer(st, serverConfig{Token: token, Addr: addr, Exe: exe, Dir: dir})
 	url := "http://" + addr + "/?token=" + token
-	fmt.Fprintf(o.F.IO.Err, "decode serve: sessions of %s\n%s\n", st.GitDir(), url)
+	fmt.Fprintf(o.F.IO.Err, "decode serve: sessions of %s; open this address (it holds the access token):\n", st.GitDir())
+	// The token is printed once, on purpose, past the redactor (which
+	// would mask a token= parameter).
+	w := o.F.Unredacted
+	if w == nil {
+		w = o.F.IO.Err
+	}
+	if f, ok := o.F.IO.Err.(interface{ Flush() error }); ok {
+		_ = f.Flush()
+	}
+	fmt.Fprintln(w, url)
 	if o.Open {
 		if err := exec.Command("xdg-open", url).Start(); err != nil {
 			fmt.Fprintf(o.F.IO.Err, "decode serve: could not open a browser (%v); open the URL above\n", err)
 		}
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
