@@ -244,7 +244,7 @@ func (s *server) apiAction(w http.ResponseWriter, r *http.Request) {
 	err = cmd.Run()
 	res := map[string]any{"command": append([]string{"decode"}, args...), "exit": exitOf(err), "stdout": stdout.String(), "stderr": stderr.String()}
 	if err != nil {
-		res["error"] = lastLine(stderr.String(), err)
+		res["error"] = failureLine(stderr.String(), err)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusConflict)
 		_ = json.NewEncoder(w).Encode(res)
@@ -323,7 +323,7 @@ func (s *server) resume(w http.ResponseWriter, args []string) {
 		res["exit"] = exitOf(err)
 		res["stderr"] = stderr.String()
 		if code := exitOf(err); code != 0 && code != session.ExitPaused {
-			res["error"] = lastLine(stderr.String(), err)
+			res["error"] = failureLine(stderr.String(), err)
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusConflict)
 			_ = json.NewEncoder(w).Encode(res)
@@ -348,9 +348,9 @@ func exitOf(err error) int {
 	return -1
 }
 
-// lastLine is the last non-empty line of a command's stderr (decode's
+// failureLine is the last non-empty line of a command's stderr (decode's
 // error message), or err's text.
-func lastLine(stderr string, err error) string {
+func failureLine(stderr string, err error) string {
 	lines := strings.Split(strings.TrimSpace(stderr), "\n")
 	if l := strings.TrimSpace(lines[len(lines)-1]); l != "" {
 		return l
