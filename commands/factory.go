@@ -24,6 +24,9 @@ type Factory struct {
 	Environ func() []string
 	// Getwd is the starting directory (before -C).
 	Getwd func() (string, error)
+	// Dir is -C given before the command (decode -C DIR log); a command's
+	// own -C wins.
+	Dir string
 	// Secrets is the one redactor of every exit (stdout, stderr, sessions,
 	// spill files, hook input, model requests); made on first use.
 	Secrets *secrets.Redactor
@@ -95,6 +98,9 @@ func (f *Factory) workDir(dir string) (string, error) {
 	wd, err := f.Getwd()
 	if err != nil {
 		return "", err
+	}
+	if dir == "" {
+		dir = f.Dir
 	}
 	if dir == "" {
 		return wd, nil

@@ -58,6 +58,13 @@ func NewApp(f *Factory) *cli.App {
 		EnableBashCompletion: true,
 		ExitErrHandler:       func(*cli.Context, error) {},
 		OnUsageError:         onUsageError,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "dir", Aliases: []string{"C"}, Usage: "run in `DIR` instead of the current directory (before or after the command)"},
+		},
+		Before: func(c *cli.Context) error {
+			f.Dir = c.String("dir")
+			return nil
+		},
 		Description: `decode answers questions and carries out tasks with tools, streaming the
 answer to stdout and recording every session in git (refs/decode/sessions/*).
 
@@ -217,6 +224,10 @@ func permuteArgs(app *cli.App, args []string) []string {
 	// Global flags before the command name stay where they are.
 	for i < len(args) && strings.HasPrefix(args[i], "-") {
 		out = append(out, args[i])
+		if name := strings.TrimLeft(args[i], "-"); (name == "C" || name == "dir") && i+1 < len(args) {
+			out = append(out, args[i+1]) // -C DIR before the command
+			i++
+		}
 		i++
 	}
 	if i >= len(args) {
