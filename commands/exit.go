@@ -23,7 +23,12 @@ const (
 )
 
 // UsageError is a mistake on the command line (exit 2).
-type UsageError struct{ Msg string }
+type UsageError struct {
+	Msg string
+	// Flags is set for a flag the command line could not parse, which
+	// fails before any command (and its --json output) starts.
+	Flags bool
+}
 
 func (e *UsageError) Error() string { return e.Msg }
 

@@ -39,6 +39,12 @@ func Main(args []string, f *Factory) int {
 	ctx, stop := withSignals(context.Background(), f)
 	defer stop()
 	err := app.RunContext(ctx, permuteArgs(app, args))
+	var ue *UsageError
+	if errors.As(err, &ue) && ue.Flags && asksJSON(args) {
+		// The command never started, so its JSON stream did not either:
+		// the events a consumer waits for still come.
+		newJSONRenderer(f.IO.Out, false).close(err)
+	}
 	if err != nil {
 		fmt.Fprintln(f.IO.Err, "decode: "+errorLine(err))
 	}
@@ -109,7 +115,7 @@ Exit codes: 0 done, 1 error, 2 usage, 3 paused, 4 provider, 5 limit,
 }
 
 func onUsageError(c *cli.Context, err error, _ bool) error {
-	return &UsageError{Msg: err.Error() + flagSuggestion(c, err) + " (see decode --help)"}
+	return &UsageError{Msg: err.Error() + flagSuggestion(c, err) + " (see decode --help)", Flags: true}
 }
 
 // errorLine renders an error as one line for stderr.
@@ -299,4 +305,17 @@ func valueFlags(cmd *cli.Command) map[string]bool {
 		}
 	}
 	return m
+}
+
+// asksJSON reports whether the command line asks for --json events.
+func asksJSON(args []string) bool {
+	for _, a := range args[1:] {
+		if a == "--" {
+			return false
+		}
+		if a == "--json" || a == "-json" || a == "--json=true" {
+			return true
+		}
+	}
+	return false
 }

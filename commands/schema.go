@@ -60,6 +60,12 @@ func loadSchema(path, root string, also ...string) (*responseSchema, error) {
 	if err != nil {
 		return nil, usageErrorf("--schema %s: %v", path, err)
 	}
+	var doc any
+	if err := json.Unmarshal(data, &doc); err == nil {
+		if err := checkSchemaTypes(doc, "#"); err != nil {
+			return nil, usageErrorf("--schema %s is not a valid JSON Schema: %v", path, err)
+		}
+	}
 	var raw bytes.Buffer
 	if err := json.Compact(&raw, data); err != nil {
 		return nil, usageErrorf("--schema %s is not JSON: %v", path, err)
@@ -196,4 +202,49 @@ func canonicalJSON(text string) (string, error) {
 		return "", fmt.Errorf("encode the answer: %w", err)
 	}
 	return strings.TrimSuffix(b.String(), "\n"), nil
+}
+
+// schemaTypes are the values JSON Schema allows for "type".
+var schemaTypes = map[string]bool{"null": true, "boolean": true, "object": true, "array": true, "number": true, "string": true, "integer": true}
+
+// checkSchemaTypes finds a "type" that names no JSON Schema type (such as
+// "objekt"), which the resolver accepts and which would make every answer
+// fail. Values that are data, not schemas (enum, const, default,
+// examples), are not looked into.
+func checkSchemaTypes(v any, at string) error {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, sub := range v {
+			switch k {
+			case "enum", "const", "default", "examples":
+				continue
+			case "type":
+				var names []any
+				switch t := sub.(type) {
+				case string:
+					names = []any{t}
+				case []any:
+					names = t
+				}
+				for _, n := range names {
+					if s, ok := n.(string); ok && !schemaTypes[s] {
+						return fmt.Errorf("%s/type: %q is not a type (use object, array, string, number, integer, boolean or null)", at, s)
+					}
+				}
+				if _, isSchema := sub.(map[string]any); !isSchema {
+					continue
+				}
+			}
+			if err := checkSchemaTypes(sub, at+"/"+k); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i, sub := range v {
+			if err := checkSchemaTypes(sub, fmt.Sprintf("%s/%d", at, i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
