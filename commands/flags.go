@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"decode/agent"
 	"decode/session"
 
 	"github.com/urfave/cli/v2"
@@ -31,7 +32,8 @@ type AgentOptions struct {
 	// starting a new one.
 	Session string
 	// Opened is Session already loaded by the command, so that a long
-	// session is not read twice.
+	// session is not read twice; with Session empty, a new session the
+	// command created (decode acp names it before its first prompt).
 	Opened *session.Session
 	// JSON prints JSONL events on stdout instead of text.
 	JSON bool
@@ -72,6 +74,10 @@ type AgentOptions struct {
 	// recorded one with the flags' changes, respec).
 	spec   *session.RunSpec
 	respec []session.SpecChange
+	// sink and approve, when set, replace the terminal's renderer and
+	// approval prompt (decode acp reports to and asks its client).
+	sink    sink
+	approve agent.Approver
 	// schemaRaw is a resumed session's recorded schema, used when no
 	// --schema is given.
 	schemaRaw []byte

@@ -108,6 +108,7 @@ Exit codes: 0 done, 1 error, 2 usage, 3 paused, 4 provider, 5 limit,
 			NewCmdVersion(f),
 			NewCmdMCP(f, nil),
 			NewCmdServe(f, nil),
+			NewCmdACP(f, nil),
 		},
 		Action: rootAction,
 	}

@@ -78,7 +78,9 @@ func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {
 	}
 	opts.Sink = r.event
 	schema.apply(&opts)
-	if f.IO.TTY != nil {
+	if o.approve != nil {
+		opts.Approve = o.approve
+	} else if f.IO.TTY != nil {
 		opts.Approve = ttyApprover(f.IO, r, f.Prompting)
 	}
 
@@ -280,7 +282,7 @@ func (f *Factory) openLog(ctx context.Context, o *AgentOptions, cfg Config) (age
 		return nil, nil, err
 	}
 	s := o.Opened
-	if s == nil || s.ID() != o.Session {
+	if s == nil || (o.Session != "" && s.ID() != o.Session) {
 		st, err := f.storeAt(dir)
 		if err != nil {
 			return nil, nil, err

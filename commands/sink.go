@@ -40,6 +40,9 @@ type runInfo struct {
 
 // newSink picks the sink for a run's options and streams.
 func newSink(f *Factory, o *AgentOptions) sink {
+	if o.sink != nil {
+		return o.sink
+	}
 	term := newTerminal(f.IO, f.Getenv)
 	if o.JSON {
 		return newJSONRenderer(f.IO.Out, o.SchemaFile != "")
