@@ -217,7 +217,9 @@ const acpEditScript = `{"responses": [
 func TestACPPromptAsksAndEdits(t *testing.T) {
 	dir, env := acpRepo(t, acpEditScript)
 	c := startACP(t, dir, env, "-m", "script:"+filepath.Join(dir, "script.json"), "--sandbox", "off")
-	c.answer = func(map[string]any) map[string]any { return map[string]any{"outcome": "selected", "optionId": "allow_once"} }
+	c.answer = func(map[string]any) map[string]any {
+		return map[string]any{"outcome": "selected", "optionId": "allow_once"}
+	}
 
 	init := result(t, first(c.request("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})))
 	assert.EqualValues(t, 1, init["protocolVersion"])
