@@ -145,6 +145,12 @@ func (s *acpServer) serve(ctx context.Context) error {
 			s.conn.answer(m)
 			continue
 		}
+		if m.Method == "session/cancel" || m.Method == "session/set_mode" {
+			// In order with what comes next: a cancel sent before the
+			// answer to a permission request is seen before it.
+			s.handle(ctx, m)
+			continue
+		}
 		s.running.Add(1)
 		go func() {
 			defer s.running.Done()

@@ -421,3 +421,18 @@ func TestACPTwoSessionsAtOnce(t *testing.T) {
 		assert.Equal(t, session.TypeEnd, es[len(es)-1].Type)
 	}
 }
+
+// A session/cancel alone, with the permission request left unanswered,
+// stops the turn: the request is abandoned and the edit not made.
+func TestACPCancelNotificationAlone(t *testing.T) {
+	dir, env := acpRepo(t, acpAskScript)
+	c := startACP(t, dir, env, "-m", "script:"+filepath.Join(dir, "script.json"))
+	id := result(t, first(c.request("session/new", map[string]any{"cwd": dir})))["sessionId"].(string)
+	pid := c.start("session/prompt", map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "text", "text": "fix it"}}})
+	<-c.asked
+	c.send(map[string]any{"jsonrpc": "2.0", "method": "session/cancel", "params": map[string]any{"sessionId": id}})
+	resp, _ := c.wait(pid)
+	assert.Equal(t, "cancelled", result(t, resp)["stopReason"], "stderr: %s", c.stderr.String())
+	data, _ := os.ReadFile(filepath.Join(dir, "greeting.txt"))
+	assert.Equal(t, "Hello, wrold!\n", string(data), "a cancelled edit is not made")
+}

@@ -244,6 +244,11 @@ func (s *acpServer) approver(ctx context.Context, sess *acpSession, sink *acpSin
 		case err != nil:
 			return false, "no answer from the editor to the permission request (" + err.Error() + ")"
 		case res.Outcome.Outcome == "cancelled":
+			sess.mu.Lock()
+			if sess.turn != nil {
+				sess.turn.cancel() // the client says the turn is cancelled
+			}
+			sess.mu.Unlock()
 			return false, "the user cancelled the turn at the permission request"
 		}
 		switch res.Outcome.OptionID {
