@@ -68,31 +68,26 @@ func completionRun(o *CompletionOptions) error {
 // for one program: at each TAB it runs the words typed so far with
 // --generate-bash-completion and offers what decode prints.
 const bashCompletion = `# bash completion for {{prog}}: source it, or put it in /etc/bash_completion.d/{{prog}}
-_{{prog}}_cli_init_completion() {
-  COMPREPLY=()
-  _get_comp_words_by_ref "$@" cur prev words cword
-}
-
+# Works in a plain bash; uses the bash-completion package's helpers when loaded.
 _{{prog}}_bash_autocomplete() {
-  if [[ "${COMP_WORDS[0]}" != "source" ]]; then
-    local cur opts base words
-    COMPREPLY=()
+  local cur words cword opts requestComp
+  COMPREPLY=()
+  if declare -F _init_completion >/dev/null 2>&1; then
+    _init_completion -n "=:" || return
+  else
+    words=("${COMP_WORDS[@]}")
+    cword=$COMP_CWORD
     cur="${COMP_WORDS[COMP_CWORD]}"
-    if declare -F _init_completion >/dev/null 2>&1; then
-      _init_completion -n "=:" || return
-    else
-      _{{prog}}_cli_init_completion -n "=:" || return
-    fi
-    words=("${words[@]:0:$cword}")
-    if [[ "$cur" == "-"* ]]; then
-      requestComp="${words[*]} ${cur} --generate-bash-completion"
-    else
-      requestComp="${words[*]} --generate-bash-completion"
-    fi
-    opts=$(eval "${requestComp}" 2>/dev/null)
-    COMPREPLY=($(compgen -W "${opts}" -- ${cur}))
-    return 0
   fi
+  words=("${words[@]:0:$cword}")
+  if [[ "$cur" == "-"* ]]; then
+    requestComp="${words[*]} ${cur} --generate-bash-completion"
+  else
+    requestComp="${words[*]} --generate-bash-completion"
+  fi
+  opts=$(eval "${requestComp}" 2>/dev/null)
+  COMPREPLY=($(compgen -W "${opts}" -- "${cur}"))
+  return 0
 }
 
 complete -o bashdefault -o default -o nospace -F _{{prog}}_bash_autocomplete {{prog}}

@@ -38,6 +38,9 @@ func Main(args []string, f *Factory) int {
 	app := NewApp(f)
 	ctx, stop := withSignals(context.Background(), f)
 	defer stop()
+	if completeValues(ctx, f, args) {
+		return ExitOK
+	}
 	err := app.RunContext(ctx, permuteArgs(app, args))
 	var ue *UsageError
 	if errors.As(err, &ue) && ue.Flags && asksJSON(args) {
