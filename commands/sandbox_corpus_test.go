@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -146,13 +147,25 @@ func (w *corpusWorld) env() []string {
 		"XDG_STATE_HOME=" + filepath.Join(w.home, ".state"), "TMPDIR=" + w.tmp, "OPENAI_API_KEY=" + canaryKey,
 		"PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t",
 		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod"}
-	for _, name := range []string{"GOCACHE", "GOMODCACHE", "GOROOT"} {
-		if out, err := exec.Command("go", "env", name).Output(); err == nil {
-			env = append(env, name+"="+strings.TrimSpace(string(out)))
+	return append(env, goToolchainEnv()...)
+}
+
+// goToolchainEnv is GOCACHE, GOMODCACHE and GOROOT as go reports them,
+// asked once.
+var goToolchainEnv = sync.OnceValue(func() []string {
+	out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOROOT").Output()
+	if err != nil {
+		return nil
+	}
+	vals := strings.Split(strings.TrimSpace(string(out)), "\n")
+	var env []string
+	for i, name := range []string{"GOCACHE", "GOMODCACHE", "GOROOT"} {
+		if i < len(vals) && vals[i] != "" {
+			env = append(env, name+"="+vals[i])
 		}
 	}
 	return env
-}
+})
 
 // expand fills the corpus's placeholders.
 func (w *corpusWorld) expand(cmd string) string {
@@ -316,13 +329,28 @@ func lastLine(s string) string {
 	return lines[len(lines)-1]
 }
 
-func loadCorpus(t *testing.T, name string) [][]corpusCase {
+// corpusStride is 1 (every case) unless the tests run under the race
+// detector, where re-executing a race-instrumented decode for hundreds of
+// commands costs minutes: then every stride-th case runs, a fixed sample,
+// and .ci/run runs the whole corpus once without -race;
+// DECODE_CORPUS_FULL=1 runs them all anyway.
+func corpusStride(stride int) int {
+	if !raceEnabled || os.Getenv("DECODE_CORPUS_FULL") != "" {
+		return 1
+	}
+	return stride
+}
+
+func loadCorpus(t *testing.T, name string, stride int) [][]corpusCase {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", "sandbox", name))
 	require.NoError(t, err)
 	groups := map[string][]corpusCase{}
 	var keys []string
-	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+	for i, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		if i%stride != 0 {
+			continue
+		}
 		var c corpusCase
 		require.NoError(t, json.Unmarshal(line, &c))
 		k := c.Mode + " " + strings.Join(c.Allow, " ")
@@ -380,7 +408,7 @@ func corpusReady(t *testing.T) {
 func TestSandboxAttackCorpus(t *testing.T) {
 	corpusReady(t)
 	total, escaped := 0, 0
-	for _, group := range loadCorpus(t, "attacks.jsonl") {
+	for _, group := range loadCorpus(t, "attacks.jsonl", corpusStride(40)) {
 		var hits atomic.Int32
 		ln := listen(t, &hits)
 		w := newCorpusWorld(t, ln, &hits)
@@ -414,7 +442,8 @@ func TestSandboxAttackCorpus(t *testing.T) {
 func TestSandboxBenignCorpus(t *testing.T) {
 	corpusReady(t)
 	total, asked, failed := 0, 0, 0
-	for _, group := range loadCorpus(t, "benign.jsonl") {
+	stride := corpusStride(20)
+	for _, group := range loadCorpus(t, "benign.jsonl", stride) {
 		var hits atomic.Int32
 		w := newCorpusWorld(t, listen(t, &hits), &hits)
 		results := runCorpus(t, w, group)
@@ -431,7 +460,7 @@ func TestSandboxBenignCorpus(t *testing.T) {
 		}
 	}
 	t.Logf("benign corpus: %d commands, %d asked (false asks), %d failed inside the sandbox", total, asked, failed)
-	assert.Equal(t, 170, total, "every benign command ran")
+	assert.Equal(t, (170+stride-1)/stride, total, "every benign command ran")
 	// Measured on 2026-12-01: 1 false ask (find -exec); 13-14 failures, of which 4 are rg
 	// missing, 1 the protected packed-refs (git branch -d), and the rest
 	// cases that depend on what earlier ones in the batch left behind.
