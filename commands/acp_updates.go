@@ -241,6 +241,8 @@ func (s *acpServer) approver(ctx context.Context, sess *acpSession, sink *acpSin
 			},
 		}, &res)
 		switch {
+		case err != nil && ctx.Err() != nil:
+			return false, "the user cancelled the turn in the editor"
 		case err != nil:
 			return false, "no answer from the editor to the permission request (" + err.Error() + ")"
 		case res.Outcome.Outcome == "cancelled":
