@@ -21,7 +21,8 @@ import (
 // exactly when entries are committed.
 const (
 	refPoll   = 200 * time.Millisecond
-	listPoll  = time.Second
+	listPoll  = 500 * time.Millisecond // two stat calls; Tips only when they moved
+	listFull  = 10 * time.Second
 	heartbeat = 15 * time.Second
 )
 
@@ -145,10 +146,18 @@ func (s *server) listEvents(w http.ResponseWriter, r *http.Request) {
 	tick := time.NewTicker(listPoll)
 	defer tick.Stop()
 	seen := map[string]string{}
-	lastBeat := time.Now()
+	lastBeat, lastStamp, lastFull := time.Now(), "", time.Now()
 	for {
-		tips, err := s.st.Tips(ctx)
-		if err == nil && changed(seen, tips) {
+		var tips map[string]string
+		var err error
+		// File times are as coarse as the kernel's clock tick: two updates
+		// within one tick leave one stamp, so the refs are read anyway
+		// every listFull.
+		if stamp := s.st.RefsStamp(); stamp != lastStamp || time.Since(lastFull) > listFull {
+			lastStamp, lastFull = stamp, time.Now()
+			tips, err = s.st.Tips(ctx)
+		}
+		if err == nil && tips != nil && changed(seen, tips) {
 			infos, err := s.st.List(ctx)
 			if err != nil {
 				return

@@ -1,6 +1,10 @@
 package session
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"os"
+)
 
 // Tips returns every readable session's tip commit (id → hex hash), from
 // the refs alone: one directory read and packed-refs, no commit is read.
@@ -32,4 +36,20 @@ func (s *Store) TipOf(id string) (string, error) {
 		return "", err
 	}
 	return h.String(), nil
+}
+
+// RefsStamp returns a value that changes whenever a session's ref may
+// have changed: the modification times of the sessions' ref directory
+// (git renames a ref's lock file into it on every update) and of
+// packed-refs. Two stat calls, so a watcher can poll it often and call
+// Tips only when it moved.
+func (s *Store) RefsStamp() string {
+	stamp := func(p string) string {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return "-"
+		}
+		return fmt.Sprintf("%d.%d", fi.ModTime().UnixNano(), fi.Size())
+	}
+	return stamp(s.refs.path(refPrefix)) + "/" + stamp(s.refs.path("packed-refs"))
 }
