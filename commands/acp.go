@@ -135,7 +135,7 @@ func (s *acpServer) serve(ctx context.Context) error {
 		case err != nil:
 			s.conn.close()
 			s.stopAll()
-			s.running.Wait()
+			s.drain(cancel)
 			if errors.Is(err, io.EOF) {
 				return nil
 			}
@@ -156,6 +156,27 @@ func (s *acpServer) serve(ctx context.Context) error {
 			defer s.running.Done()
 			s.handle(ctx, m)
 		}()
+	}
+}
+
+// acpDrainGrace is how long a closed stdin waits for running prompts to
+// reach their step boundary before cancelling them outright (a model
+// stream, a long command): either way their sessions are saved.
+var acpDrainGrace = 10 * time.Second
+
+// drain waits for the running requests, cancelling them after the grace.
+func (s *acpServer) drain(cancel context.CancelFunc) {
+	done := make(chan struct{})
+	go func() {
+		s.running.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(acpDrainGrace):
+		fmt.Fprintln(s.f.IO.Err, "decode: stdin closed; cancelling the prompts still running")
+		cancel()
+		<-done
 	}
 }
 

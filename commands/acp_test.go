@@ -436,3 +436,51 @@ func TestACPCancelNotificationAlone(t *testing.T) {
 	data, _ := os.ReadFile(filepath.Join(dir, "greeting.txt"))
 	assert.Equal(t, "Hello, wrold!\n", string(data), "a cancelled edit is not made")
 }
+
+// session/set_mode changes the gate's mode of the next prompt: in edit
+// mode the edit runs without a permission request.
+func TestACPSetMode(t *testing.T) {
+	dir, env := acpRepo(t, acpEditScript)
+	c := startACP(t, dir, env, "-m", "script:"+filepath.Join(dir, "script.json"))
+	c.answer = func(map[string]any) map[string]any { return map[string]any{"outcome": "selected", "optionId": "reject_once"} }
+	id := result(t, first(c.request("session/new", map[string]any{"cwd": dir})))["sessionId"].(string)
+	resp, _ := c.request("session/set_mode", map[string]any{"sessionId": id, "modeId": "yolo"})
+	assert.EqualValues(t, rpcInvalidParams, resp["error"].(map[string]any)["code"], "an unknown mode is refused")
+	result(t, first(c.request("session/set_mode", map[string]any{"sessionId": id, "modeId": "edit"})))
+	resp, _ = c.request("session/prompt", map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "text", "text": "fix it"}}})
+	assert.Equal(t, "end_turn", result(t, resp)["stopReason"], "stderr: %s", c.stderr.String())
+	assert.Empty(t, c.asked, "edit mode asks nothing about an edit in the workspace")
+	data, _ := os.ReadFile(filepath.Join(dir, "greeting.txt"))
+	assert.Equal(t, "Hello, world!\n", string(data))
+}
+
+// A closed stdin while the model is still answering: after the grace the
+// prompt is cancelled outright, the session saved, and decode exits 0.
+func TestACPStdinClosedMidStream(t *testing.T) {
+	defer func(g time.Duration) { acpDrainGrace = g }(acpDrainGrace)
+	acpDrainGrace = 300 * time.Millisecond
+	dir, env := acpRepo(t, `{"responses": [{"text": "slow", "delay_ms": 60000}]}`)
+	c := startACP(t, dir, env, "-m", "script:"+filepath.Join(dir, "script.json"))
+	id := result(t, first(c.request("session/new", map[string]any{"cwd": dir})))["sessionId"].(string)
+	c.start("session/prompt", map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "text", "text": "take your time"}}})
+	time.Sleep(200 * time.Millisecond) // the model request is under way
+	c.in.Close()
+	select {
+	case <-c.exit:
+		assert.Equal(t, 0, c.code, "stderr: %s", c.stderr.String())
+	case <-time.After(20 * time.Second):
+		t.Fatal("decode acp did not end when stdin closed during a model request")
+	}
+	st, err := session.OpenStore(dir, session.Env{Getenv: func(k string) string { return env[k] }, Home: env["HOME"]})
+	require.NoError(t, err)
+	s, err := st.Open(context.Background(), id)
+	require.NoError(t, err, "the session was saved")
+	var types []string
+	for _, e := range s.Entries() {
+		types = append(types, e.Type)
+	}
+	assert.Contains(t, types, session.TypeUser)
+	assert.Equal(t, session.TypeEnd, types[len(types)-1])
+	require.NoError(t, s.Lock(), "the session lock is released")
+	require.NoError(t, s.Unlock())
+}
