@@ -442,7 +442,9 @@ func TestACPCancelNotificationAlone(t *testing.T) {
 func TestACPSetMode(t *testing.T) {
 	dir, env := acpRepo(t, acpEditScript)
 	c := startACP(t, dir, env, "-m", "script:"+filepath.Join(dir, "script.json"))
-	c.answer = func(map[string]any) map[string]any { return map[string]any{"outcome": "selected", "optionId": "reject_once"} }
+	c.answer = func(map[string]any) map[string]any {
+		return map[string]any{"outcome": "selected", "optionId": "reject_once"}
+	}
 	id := result(t, first(c.request("session/new", map[string]any{"cwd": dir})))["sessionId"].(string)
 	resp, _ := c.request("session/set_mode", map[string]any{"sessionId": id, "modeId": "yolo"})
 	assert.EqualValues(t, rpcInvalidParams, resp["error"].(map[string]any)["code"], "an unknown mode is refused")
