@@ -68,3 +68,8 @@ func TestErrorLineAddsCLIHints(t *testing.T) {
 	assert.Equal(t, 130, session.StatusInterrupted.ExitCode(false))
 	assert.Equal(t, ExitProvider, session.StatusError.ExitCode(true))
 }
+
+func TestErrorLineHasOneDecodePrefix(t *testing.T) {
+	err := &llm.Error{Kind: llm.ErrConfig, Provider: "decode", Msg: "no model configured"}
+	assert.Equal(t, "config: no model configured", errorLine(err), "Main adds the one \"decode: \"")
+}

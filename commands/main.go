@@ -132,6 +132,11 @@ func errorLine(err error) string {
 		return "interrupted; the session is saved (decode resume continues it)"
 	}
 	line := strings.ReplaceAll(withHints(err), "\n", " ")
+	// Main prefixes every line with "decode: "; errors decode itself
+	// raises (llm.Error with provider "decode") carry it already.
+	for strings.HasPrefix(line, "decode: ") {
+		line = strings.TrimPrefix(line, "decode: ")
+	}
 	if e := llm.AsError(err); e != nil {
 		if hint := providerHint(e.Kind); hint != "" && !strings.Contains(line, hint) && !strings.Contains(line, "decode compact") {
 			line += " — " + hint
