@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -25,7 +26,7 @@ const (
 	grepMaxFiles    = 200      // files shown with files_only
 	grepMaxBytes    = 50 << 10 // output shown
 	grepMaxLineLen  = 400      // longer lines are cut
-	grepMaxFileSize = 64 << 20 // larger files are skipped
+	grepMaxFileSize = 64 << 20 // larger files are skipped, and named in the result
 )
 
 type grepArgs struct {
@@ -143,7 +144,12 @@ type grepHit struct {
 	rel   string
 	lines []grepLine
 	more  bool // the file has matches beyond the ones kept
+	// tooLarge: the file is over grepMaxFileSize and was not searched.
+	tooLarge bool
 }
+
+// errGrepTooLarge marks a file over grepMaxFileSize.
+var errGrepTooLarge = errors.New("too large to search")
 
 // grepLine is one output line: a match or a context line.
 type grepLine struct {
@@ -183,6 +189,9 @@ func (g *grepTool) search(ctx context.Context, q *grepQuery, start string) (*gre
 		for h, ok := pending[next]; ok; h, ok = pending[next] {
 			delete(pending, next)
 			next++
+			if h.tooLarge {
+				out.skipped = append(out.skipped, h.rel)
+			}
 			if !out.full && out.add(h) {
 				cancel()
 			}
@@ -229,6 +238,7 @@ func grepWorker(ctx context.Context, q *grepQuery, jobs <-chan grepJob, hits cha
 		h := grepHit{seq: job.seq, rel: job.rel}
 		if ctx.Err() == nil {
 			data, err := readFileInto(buf, job.abs)
+			h.tooLarge = errors.Is(err, errGrepTooLarge)
 			if err == nil && !isBinary(data) {
 				q.searchFile(data, &h)
 			}
@@ -350,6 +360,7 @@ type grepOutput struct {
 	matches   int // matching lines shown
 	prevNo    int // last line number written in the current file
 	full      bool
+	skipped   []string // files over grepMaxFileSize, not searched
 }
 
 // add writes h's lines and reports whether the output just became full.
@@ -393,9 +404,27 @@ func (o *grepOutput) add(h grepHit) bool {
 
 // result renders the output for the model.
 func (o *grepOutput) result(pattern, where string) Result {
-	if o.files == 0 {
-		return Result{Content: fmt.Sprintf("No matches for %s in %s.", pattern, where), Note: "grep " + pattern + ": no matches"}
+	skipped := ""
+	if n := len(o.skipped); n > 0 {
+		names := o.skipped
+		if n > 5 {
+			names = names[:5]
+		}
+		files := "files"
+		if n == 1 {
+			files = "file"
+		}
+		skipped = fmt.Sprintf("(not searched: %d %s over %d MiB: %s; search them with bash, e.g. rg or grep)\n",
+			n, files, grepMaxFileSize>>20, strings.Join(names, ", "))
 	}
+	if o.files == 0 {
+		content := fmt.Sprintf("No matches for %s in %s.", pattern, where)
+		if skipped != "" {
+			content += "\n" + strings.TrimRight(skipped, "\n")
+		}
+		return Result{Content: content, Note: "grep " + pattern + ": no matches"}
+	}
+	o.b.WriteString(skipped)
 	note := fmt.Sprintf("grep %s: %d matches in %d files", pattern, o.matches, o.files)
 	if o.filesOnly {
 		note = fmt.Sprintf("grep %s: %d files", pattern, o.files)

@@ -21,7 +21,7 @@ func readFileInto(buf []byte, path string) ([]byte, error) {
 		return buf, err
 	}
 	if fi.Size() > grepMaxFileSize {
-		return buf, fmt.Errorf("%s: larger than %d bytes", path, grepMaxFileSize)
+		return buf, fmt.Errorf("%s: larger than %d bytes: %w", path, grepMaxFileSize, errGrepTooLarge)
 	}
 	if need := int(fi.Size()) + 512; cap(buf) < need {
 		buf = make([]byte, 0, need)

@@ -178,3 +178,21 @@ func BenchmarkGrep(b *testing.B) {
 		}
 	}
 }
+
+// TestGrepNamesFilesTooLargeToSearch: a file over 64 MiB is not searched,
+// and the result says so instead of a bare "No matches".
+func TestGrepNamesFilesTooLargeToSearch(t *testing.T) {
+	h := newFileHarness(t)
+	h.write("small.log", "needle\n")
+	big, err := os.Create(h.path("big.log"))
+	require.NoError(t, err)
+	_, err = big.WriteString("needle\n")
+	require.NoError(t, err)
+	require.NoError(t, big.Truncate(grepMaxFileSize+1), "a sparse file, no disk used")
+	require.NoError(t, big.Close())
+
+	res := h.ok("grep", map[string]string{"pattern": "needle"})
+	assert.Equal(t, "small.log:1:needle\n(not searched: 1 file over 64 MiB: big.log; search them with bash, e.g. rg or grep)\n", res.Content)
+	res = h.ok("grep", map[string]string{"pattern": "nowhere"})
+	assert.Equal(t, "No matches for nowhere in ..\n(not searched: 1 file over 64 MiB: big.log; search them with bash, e.g. rg or grep)", res.Content)
+}

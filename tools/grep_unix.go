@@ -32,7 +32,7 @@ func readFileInto(buf []byte, path string) ([]byte, error) {
 	}
 	size := int(st.Size)
 	if size > grepMaxFileSize {
-		return buf, fmt.Errorf("%s: larger than %d bytes", path, grepMaxFileSize)
+		return buf, fmt.Errorf("%s: larger than %d bytes: %w", path, grepMaxFileSize, errGrepTooLarge)
 	}
 	if cap(buf) < size {
 		buf = make([]byte, 0, size)
