@@ -122,11 +122,40 @@ func (t *acpTurn) cancel() {
 // requests, which this loop reads); at the end of input every running
 // prompt is stopped at its next step boundary and waited for, so that its
 // session is saved, and then the output is flushed.
-func (s *acpServer) serve(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
+func (s *acpServer) serve(parent context.Context) error {
+	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
+	type read struct {
+		m   rpcMessage
+		id  json.RawMessage
+		err error
+	}
+	reads := make(chan read, 1) // never blocks the reader, which may outlive serve
+	next := make(chan struct{}, 1)
+	go func() { // the only reader of stdin; it may outlive serve on a signal
+		for range next {
+			m, id, err := s.conn.read()
+			reads <- read{m, id, err}
+			if err != nil && !isRPCError(err) {
+				return
+			}
+		}
+	}()
+	defer close(next)
 	for {
-		m, id, err := s.conn.read()
+		next <- struct{}{}
+		var r read
+		select {
+		case r = <-reads:
+		case <-parent.Done():
+			// SIGINT or SIGTERM: the running prompts are cancelled (each
+			// records it and saves its session), then decode exits 130.
+			s.conn.close()
+			s.stopAll()
+			s.running.Wait()
+			return parent.Err()
+		}
+		m, id, err := r.m, r.id, r.err
 		var re *rpcError
 		switch {
 		case errors.As(err, &re):
@@ -157,6 +186,11 @@ func (s *acpServer) serve(ctx context.Context) error {
 			s.handle(ctx, m)
 		}()
 	}
+}
+
+func isRPCError(err error) bool {
+	var re *rpcError
+	return errors.As(err, &re)
 }
 
 // acpDrainGrace is how long a closed stdin waits for running prompts to

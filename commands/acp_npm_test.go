@@ -34,10 +34,7 @@ func TestACPTypeScriptSDK(t *testing.T) {
 		t.Skip("@agentclientprotocol/sdk is not installed in .ci/cache/acp-npm (bash .ci/run installs it)")
 	}
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "decode")
-	build := exec.Command("go", "build", "-o", bin, "..")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
+	bin := decodeBinary(t)
 
 	script := `{"responses": [
   {"text": "Looking.", "calls": [{"name": "todo", "args": {"todos": [{"content": "fix the typo", "status": "in_progress"}]}}, {"name": "read", "args": {"path": "greeting.txt"}}]},
