@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,6 +32,8 @@ var allowed = map[string][]string{
 	"prompts":             {},
 	// secrets (confined reads, the one redactor) is a leaf every layer uses.
 	"secrets": {},
+	// decode-keyring, the one program linking github.com/99designs/keyring.
+	"cmd/decode-keyring": {},
 }
 
 // thirdParty confines libraries to the layers that may use them: the CLI
@@ -41,6 +44,9 @@ var thirdParty = map[string][]string{
 	"github.com/sashabaranov/go-openai":         {"agent/llm/openai"},
 	"google.golang.org/genai":                   {"agent/llm/gemini"},
 	"github.com/anthropics/anthropic-sdk-go/v2": {"agent/llm/anthropic"},
+	// Its package init dials the session bus (or runs dbus-launch): never
+	// in decode itself.
+	"github.com/99designs/keyring": {"cmd/decode-keyring"},
 }
 
 // modulePath reads the module path from go.mod.
@@ -178,4 +184,16 @@ func TestThirdPartyRules(t *testing.T) {
 	assert.Empty(t, checkThirdParty("commands/main.go", "commands", "github.com/urfave/cli/v2"))
 	assert.Empty(t, checkThirdParty("main.go", "", "github.com/urfave/cli/v2"))
 	assert.Empty(t, checkThirdParty("session/x.go", "session", "github.com/go-git/go-git/v5"), "unlisted libraries are free")
+}
+
+// TestDecodeDoesNotLinkKeyring keeps github.com/99designs/keyring out of
+// the decode binary: its package init dials the session bus, or runs
+// dbus-launch, at every start. cmd/decode-keyring links it instead.
+func TestDecodeDoesNotLinkKeyring(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	for _, pkg := range strings.Fields(string(out)) {
+		assert.False(t, strings.HasPrefix(pkg, "github.com/99designs/keyring") || strings.HasPrefix(pkg, "github.com/godbus/dbus"),
+			"decode links %s; only cmd/decode-keyring may", pkg)
+	}
 }

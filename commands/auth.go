@@ -14,12 +14,16 @@ import (
 )
 
 // keyStore is the store decode auth login writes to: Keys when set (tests
-// put a fake there), else the kernel keyring; nil when there is none.
+// put a fake there), else the OS key store's backends in order (Secret
+// Service, kernel keyring, encrypted file); nil when there is none.
+// Opening it starts nothing: a backend's program runs only when asked.
 func (f *Factory) keyStore() secrets.KeyStore {
 	if f.Keys == nil && !f.keysOnce {
 		f.keysOnce = true
-		if k, err := secrets.NewKernelKeyring(f.Getenv("DECODE_KEYRING")); err == nil {
-			f.Keys = k
+		chain, why := secrets.OpenKeyStores(f.Getenv)
+		f.keysWhy = why
+		if len(chain.Stores) > 0 {
+			f.Keys = chain
 		}
 	}
 	return f.Keys
@@ -55,8 +59,13 @@ func NewCmdAuth(f *Factory, runF func(*cli.Context, *AuthOptions) error) *cli.Co
   1. its environment variable (OPENAI_API_KEY, …, or api_key_env), for CI;
   2. api_key_cmd under [providers.NAME] in your own config (pass show openai,
      op read …), run once per process, its output never logged or stored;
-  3. the key store decode auth login writes to (the kernel keyring on Linux;
-     DECODE_KEYRING names a namespace of its own).
+  3. the OS key store decode auth login writes to, first backend that works:
+     the Secret Service (when a session bus runs), the kernel keyring
+     (DECODE_KEYRING names a namespace of its own), then an encrypted file
+     in $XDG_STATE_HOME/decode/keyring (passphrase: DECODE_KEYRING_PASSPHRASE;
+     decode never prompts). DECODE_KEYRING_BACKEND=secret-service|kernel|file
+     keeps one. The Secret Service and the file are reached through the
+     decode-keyring program, installed next to decode.
 
    printf %s "$KEY" | decode auth login openai   # the key on stdin, never a file in the repo
    decode auth status                            # where each provider's key comes from
@@ -80,16 +89,23 @@ func authRun(c *cli.Context, o *AuthOptions) error {
 	}
 	store := f.keyStore()
 	if store == nil {
-		return errors.New("no key store here (the kernel keyring is not available); set " + strings.Join(p.KeyEnv, " or ") + " or api_key_cmd instead")
+		return errors.New("no key store here (" + strings.Join(f.keysWhy, "; ") + "); set " + strings.Join(p.KeyEnv, " or ") + " or api_key_cmd instead")
 	}
 	if o.Action == "logout" {
-		if err := store.Delete(p.Name); errors.Is(err, secrets.ErrNoKey) {
+		where := []string{store.Name()}
+		var err error
+		if c, ok := store.(*secrets.Chain); ok {
+			where, err = c.DeleteWhere(p.Name)
+		} else {
+			err = store.Delete(p.Name)
+		}
+		if errors.Is(err, secrets.ErrNoKey) {
 			fmt.Fprintf(f.IO.Err, "no %s key in the %s\n", p.Name, store.Name())
 			return nil
 		} else if err != nil {
 			return err
 		}
-		fmt.Fprintf(f.IO.Err, "removed the %s key from the %s\n", p.Name, store.Name())
+		fmt.Fprintf(f.IO.Err, "removed the %s key from the %s\n", p.Name, strings.Join(where, " and the "))
 		return nil
 	}
 	if !f.IO.InPiped {
@@ -104,10 +120,16 @@ func authRun(c *cli.Context, o *AuthOptions) error {
 		return usageErrorf("no key on stdin")
 	}
 	f.redactor().Add(key)
-	if err := store.Set(p.Name, key); err != nil {
+	where := store.Name()
+	if c, ok := store.(*secrets.Chain); ok {
+		where, err = c.SetWhere(p.Name, key)
+	} else {
+		err = store.Set(p.Name, key)
+	}
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(f.IO.Err, "stored the %s key in the %s\n", p.Name, store.Name())
+	fmt.Fprintf(f.IO.Err, "stored the %s key in the %s\n", p.Name, where)
 	return nil
 }
 
@@ -135,7 +157,13 @@ func authStatus(f *Factory) error {
 		case pc.APIKeyCmd != "":
 			where = "api_key_cmd (" + pc.APIKeyCmd + ")"
 		case store != nil:
-			if _, err := store.Get(p.Name); err == nil {
+			if c, ok := store.(*secrets.Chain); ok {
+				if _, backend, err := c.Locate(p.Name); err == nil {
+					where = backend
+				} else if !errors.Is(err, secrets.ErrNoKey) {
+					where = "key store error: " + err.Error()
+				}
+			} else if _, err := store.Get(p.Name); err == nil {
 				where = store.Name()
 			}
 		}

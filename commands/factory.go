@@ -34,10 +34,10 @@ type Factory struct {
 	// secret decode prints on purpose: decode serve's access URL.
 	Unredacted io.Writer
 	// Keys is the key store decode auth login writes to; nil means the
-	// kernel keyring, opened on first use (DECODE_KEYRING names its
-	// namespace).
+	// OS key store's backends (secrets.OpenKeyStores), opened on first use.
 	Keys     secrets.KeyStore
 	keysOnce bool
+	keysWhy  []string
 	// SoftStop, when set (by Main), makes the first SIGINT/SIGTERM a stop at
 	// the agent loop's next step boundary and returns the channel that
 	// signal closes; the second signal cancels the command's context.

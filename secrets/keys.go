@@ -70,11 +70,18 @@ func firstLine(s string) string {
 
 // MemoryKeyStore is a KeyStore in memory, for tests.
 type MemoryKeyStore struct {
-	mu   sync.Mutex
-	keys map[string]string
+	// Label is its Name ("memory" when empty).
+	Label string
+	mu    sync.Mutex
+	keys  map[string]string
 }
 
-func (m *MemoryKeyStore) Name() string { return "memory" }
+func (m *MemoryKeyStore) Name() string {
+	if m.Label != "" {
+		return m.Label
+	}
+	return "memory"
+}
 
 func (m *MemoryKeyStore) Get(p string) (string, error) {
 	m.mu.Lock()

@@ -205,9 +205,9 @@ func (p Provider) KeySource(getenv func(string) string, s Settings) (key, source
 		return v, "api_key_cmd", nil
 	}
 	if s.Store != nil && !p.NoKey {
-		switch v, err := s.Store.Get(p.Name); {
+		switch v, where, err := locate(s.Store, p.Name); {
 		case err == nil:
-			return v, s.Store.Name(), nil
+			return v, where, nil
 		case !errors.Is(err, secrets.ErrNoKey):
 			return "", "", &llm.Error{Kind: llm.ErrAuth, Provider: p.Name, Msg: err.Error()}
 		}
@@ -217,6 +217,15 @@ func (p Provider) KeySource(getenv func(string) string, s Settings) (key, source
 	}
 	return "", "", &llm.Error{Kind: llm.ErrAuth, Provider: p.Name,
 		Msg: fmt.Sprintf("no API key: set %s, set api_key_cmd under [providers.%s] in your config, or run decode auth login %s", strings.Join(vars, " or "), p.Name, p.Name)}
+}
+
+// locate asks store for provider's key and names the backend holding it.
+func locate(store secrets.KeyStore, provider string) (string, string, error) {
+	if l, ok := store.(secrets.Locator); ok {
+		return l.Locate(provider)
+	}
+	v, err := store.Get(provider)
+	return v, store.Name(), err
 }
 
 // Choice is a resolved provider model: where to send requests, with which
