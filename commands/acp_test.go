@@ -486,3 +486,13 @@ func TestACPStdinClosedMidStream(t *testing.T) {
 	require.NoError(t, s.Lock(), "the session lock is released")
 	require.NoError(t, s.Unlock())
 }
+
+// A limit given to decode acp applies to each prompt as to decode run,
+// and the turn ends with stopReason max_turn_requests.
+func TestACPLimit(t *testing.T) {
+	dir, env := acpRepo(t, acpEditScript)
+	c := startACP(t, dir, env, "-m", "script:"+filepath.Join(dir, "script.json"), "--max-steps", "1")
+	id := result(t, first(c.request("session/new", map[string]any{"cwd": dir})))["sessionId"].(string)
+	resp, _ := c.request("session/prompt", map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "text", "text": "fix it"}}})
+	assert.Equal(t, "max_turn_requests", result(t, resp)["stopReason"], "stderr: %s", c.stderr.String())
+}
