@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -427,4 +428,42 @@ func TestServeActionsNeedTheirText(t *testing.T) {
 	resp, body = b.do("POST", "/api/v1/sessions/"+b.paused+"/steer", `{"message": "also tidy up"}`)
 	require.Equal(t, http.StatusOK, resp.StatusCode, body)
 	assert.Contains(t, body, "queued for session")
+}
+
+func TestServeAnswersAQuestionAndResumesToDone(t *testing.T) {
+	b := newServeBed(t)
+	require.NoError(t, os.WriteFile(filepath.Join(b.dir, "ask.json"), []byte(`{"responses": [
+  {"calls": [{"name": "ask_user", "args": {"question": "v1 or v2?"}}]},
+  {"expect": "v2, please", "text": "Going with v2."}
+]}`), 0o644))
+	_, errOut, code := decodeRun(t, b.dir, b.env, "", "run", "-m", "script:ask.json", "upgrade the dependency")
+	require.Equal(t, 3, code, errOut)
+	id := b.latest()
+	var s struct{ Pending []apiWaiting }
+	b.getJSON("/api/v1/sessions/"+id, &s)
+	require.Len(t, s.Pending, 1)
+	assert.Equal(t, "v1 or v2?", s.Pending[0].Question)
+
+	// resuming before the answer stays paused: the CLI's own exit 3
+	resp, body := b.do("POST", "/api/v1/sessions/"+id+"/resume", "{}")
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	assert.Contains(t, body, `"exit":3`)
+
+	resp, body = b.do("POST", "/api/v1/sessions/"+id+"/answer", `{"text": "v2, please"}`)
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	live := b.stream("/api/v1/sessions/"+id+"/events", "")
+	resp, body = b.do("POST", "/api/v1/sessions/"+id+"/resume", "{}")
+	require.Contains(t, []int{http.StatusOK, http.StatusAccepted}, resp.StatusCode, body)
+	var got []session.Entry
+	for !hasEnd(got) {
+		got = append(got, live.entries(t)...)
+	}
+	var texts []string
+	for _, e := range got {
+		var d session.AssistantData
+		if e.Type == session.TypeAssistant && e.Decode(&d) == nil {
+			texts = append(texts, d.Message.Text)
+		}
+	}
+	assert.Contains(t, texts, "Going with v2.", "the model got the answer and finished")
 }
