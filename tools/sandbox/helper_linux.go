@@ -3,6 +3,7 @@ package sandbox
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -51,6 +52,14 @@ func HelperMain(args []string) int {
 	cmd := exec.Command(path, spec.Args[1:]...)
 	cmd.Args[0] = spec.Args[0]
 	cmd.Env = append([]string{}, spec.Env...)
+	if spec.ProxySocket != "" && Has(spec.Layers, NetNS) {
+		port, err := forwardProxy(spec.ProxySocket)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "decode sandbox: network proxy: %v\n", err)
+			return helperFailed
+		}
+		cmd.Env = append(cmd.Env, ProxyEnv(port)...)
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = inherited
 	sigs := make(chan os.Signal, 8)
@@ -398,4 +407,32 @@ func probeReadOnlyBind() error {
 		return fmt.Errorf("a read-only bind mount stayed writable")
 	}
 	return nil
+}
+
+// forwardProxy listens on a loopback port of the command's network
+// namespace and forwards each connection to decode's proxy at socket. The
+// goroutines run on threads other than the helper's locked, restricted
+// one, so they keep the reach of the helper before its set-up.
+func forwardProxy(socket string) (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				up, err := net.Dial("unix", socket)
+				if err != nil {
+					c.Close()
+					return
+				}
+				pipe(c, up)
+			}()
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr).Port, nil
 }

@@ -107,6 +107,10 @@ type Spec struct {
 	Pinned []string
 	// Net keeps the host's network (no network namespace).
 	Net bool
+	// ProxySocket is a Proxy's Unix socket: in its network namespace the
+	// helper listens on a loopback port, forwards each connection there,
+	// and points the command's HTTP_PROXY and friends at it.
+	ProxySocket string `json:",omitempty"`
 	// Helper is the binary to run as the helper: os.Executable() when
 	// empty.
 	Helper string
@@ -139,6 +143,10 @@ func helperCommand(ctx context.Context, spec Spec, more ...string) (*exec.Cmd, e
 		if helper, err = os.Executable(); err != nil {
 			return nil, fmt.Errorf("sandbox: find decode's own binary: %w", err)
 		}
+	}
+	if spec.Net {
+		spec.Layers = without(spec.Layers, NetNS) // the host's network
+		spec.ProxySocket = ""
 	}
 	data, err := json.Marshal(spec)
 	if err != nil {
