@@ -64,9 +64,11 @@ type AgentOptions struct {
 	// usedTools are the MCP tools a resumed session called, and the
 	// results of its mcp_search calls.
 	usedTools []string
-	// Sandbox is --sandbox: auto, strict or off; AllowNet is --allow-net.
+	// Sandbox is --sandbox: auto, strict or off; AllowNet is --allow-net:
+	// hosts commands may reach through decode's proxy, "*" the whole
+	// network.
 	Sandbox  string
-	AllowNet bool
+	AllowNet []string
 	// sandbox is what the run's sandbox set-up decided.
 	sandbox sandboxState
 
@@ -114,7 +116,7 @@ func agentFlags(withMode bool) []cli.Flag {
 			&cli.StringFlag{Name: "mode", Usage: "permission mode: `default` (ask before changes), plan (read-only), edit (file edits allowed), bypass (everything allowed)"},
 			&cli.StringFlag{Name: "on-ask", Usage: "with no terminal, when a call needs approval: `pause` (exit 3, decode approve|deny then resume) or deny", Value: "pause"},
 			&cli.StringFlag{Name: "sandbox", Usage: "contain bash commands with the OS: `auto` (every layer the machine gives), strict (refuse without all), off (unconfined, recorded)"},
-			&cli.BoolFlag{Name: "allow-net", Usage: "let sandboxed bash commands reach the network"},
+			&cli.StringSliceFlag{Name: "allow-net", Usage: "let sandboxed bash commands reach `HOST` (host, host:port or *.example.com; repeatable) through decode's proxy; '*' opens the whole network"},
 		)
 	}
 	return fl
@@ -154,7 +156,7 @@ func agentOptions(f *Factory, command string, c *cli.Context) *AgentOptions {
 		OnAsk:            onAsk(c),
 		AddDirs:          c.StringSlice("add-dir"),
 		Sandbox:          c.String("sandbox"),
-		AllowNet:         c.Bool("allow-net"),
+		AllowNet:         c.StringSlice("allow-net"),
 		SystemFile:       c.String("system-file"),
 		AppendSystemFile: c.String("append-system-file"),
 		MCPStrict:        c.Bool("mcp-strict"),

@@ -67,6 +67,7 @@ func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {
 	if err != nil {
 		return err
 	}
+	defer o.sandbox.close()
 	// MCP servers start once the sandbox is set up, which confines them.
 	servers := f.mcpStart(ctx, o, cfg, dir)
 	defer servers.close()

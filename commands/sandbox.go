@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	"decode/tools"
@@ -20,8 +21,44 @@ type SandboxConfig struct {
 	Level string `toml:"level"`
 	// Read adds paths commands may read (~ is the home directory).
 	Read []string `toml:"read"`
-	// AllowNet keeps the host's network for commands.
-	AllowNet bool `toml:"allow_net"`
+	// AllowNet is true (commands keep the host's network) or a list of
+	// hosts commands reach through decode's proxy (as --allow-net).
+	AllowNet any `toml:"allow_net"`
+}
+
+// netAllow is what commands may reach: the whole network, or the hosts
+// of the config and the flags through the proxy.
+func netAllow(o *AgentOptions, cfg Config) (all bool, rules []sandbox.HostRule, err error) {
+	var hosts []string
+	switch v := cfg.Sandbox.AllowNet.(type) {
+	case nil:
+	case bool:
+		all = v
+	case []any:
+		for _, h := range v {
+			s, ok := h.(string)
+			if !ok {
+				return false, nil, fmt.Errorf("config: [sandbox] allow_net: want true, false or a list of hosts, got %v", h)
+			}
+			hosts = append(hosts, s)
+		}
+	default:
+		return false, nil, fmt.Errorf("config: [sandbox] allow_net: want true, false or a list of hosts such as [\"proxy.golang.org\"], got %v", v)
+	}
+	for _, h := range append(hosts, o.AllowNet...) {
+		if h == "*" {
+			all = true
+			continue
+		}
+		r, err := sandbox.ParseHostRule(h)
+		if err != nil {
+			return false, nil, &UsageError{Msg: "--allow-net: " + err.Error()}
+		}
+		if !slices.Contains(rules, r) {
+			rules = append(rules, r)
+		}
+	}
+	return all, rules, nil
 }
 
 // sandboxState is what a run's sandbox set-up decided, for the start
@@ -30,6 +67,14 @@ type sandboxState struct {
 	bash    *tools.BashSandbox // nil: commands run unconfined
 	summary string             // recorded in the session's start entry
 	warning string             // said on stderr
+	proxy   *sandbox.Proxy     // the network proxy for --allow-net hosts
+}
+
+// close stops the network proxy, if one runs.
+func (s sandboxState) close() {
+	if s.proxy != nil {
+		_ = s.proxy.Close()
+	}
 }
 
 // sandboxLevel resolves the level: flag, then DECODE_SANDBOX, then config.
@@ -53,6 +98,10 @@ func (f *Factory) sandboxLevel(o *AgentOptions, cfg Config) (sandbox.Level, erro
 // --sandbox strict refuses to run without every layer.
 func (f *Factory) setUpSandbox(ctx context.Context, o *AgentOptions, cfg Config, ws *tools.Workspace) (sandboxState, error) {
 	level, err := f.sandboxLevel(o, cfg)
+	if err != nil {
+		return sandboxState{}, err
+	}
+	allNet, hosts, err := netAllow(o, cfg)
 	if err != nil {
 		return sandboxState{}, err
 	}
@@ -90,7 +139,7 @@ func (f *Factory) setUpSandbox(ctx context.Context, o *AgentOptions, cfg Config,
 			read = append(read, filepath.Clean(p))
 		}
 	}
-	sb := &tools.BashSandbox{Layers: rep.Layers, Roots: ws.Roots(), Read: append(read, sandbox.SystemRead...), Write: write, Net: cfg.Sandbox.AllowNet || o.AllowNet}
+	sb := &tools.BashSandbox{Layers: rep.Layers, Roots: ws.Roots(), Read: append(read, sandbox.SystemRead...), Write: write, Net: allNet}
 	for _, r := range ws.Roots() {
 		w, p, pin := sandbox.GitPaths(r)
 		sb.Write, sb.Protected, sb.Pinned = append(sb.Write, w...), append(sb.Protected, p...), append(sb.Pinned, pin...)
@@ -98,8 +147,21 @@ func (f *Factory) setUpSandbox(ctx context.Context, o *AgentOptions, cfg Config,
 	if sb.TempDir, err = os.MkdirTemp("", "decode-sandbox-"); err != nil {
 		return sandboxState{}, fmt.Errorf("sandbox temp dir: %w", err)
 	}
-	if sb.Net {
+	switch {
+	case sb.Net:
 		st.summary += "; host network (allow_net)"
+	case len(hosts) > 0 && !sandbox.Has(rep.Layers, sandbox.NetNS):
+		st.warning = strings.TrimPrefix(st.warning+"; ", "; ") + "no network namespace, so commands reach the host's network directly, not only the --allow-net hosts"
+	case len(hosts) > 0:
+		if st.proxy, err = sandbox.StartProxy(hosts); err != nil {
+			return sandboxState{}, err
+		}
+		sb.Proxy = st.proxy.Socket
+		names := make([]string, len(hosts))
+		for i, h := range hosts {
+			names[i] = h.String()
+		}
+		st.summary += "; network through decode's proxy to " + strings.Join(names, ", ")
 	}
 	st.bash = sb
 	return st, nil

@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -50,7 +54,8 @@ func scriptParams(dir string) testscript.Params {
 			return os.MkdirAll(home, 0o755)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exits": cmdExits,
+			"exits":    cmdExits,
+			"upstream": cmdUpstream,
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond == "landlock" { // the command sandbox confines files here
@@ -83,4 +88,17 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
 	}
+}
+
+// cmdUpstream starts a web server on 127.0.0.1 that answers every request
+// with BODY, for the script's life, and sets NAME to its host:port:
+// upstream NAME BODY
+func cmdUpstream(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: upstream NAME BODY")
+	}
+	body := args[1]
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, body+"\n") }))
+	ts.Defer(srv.Close)
+	ts.Setenv(args[0], strings.TrimPrefix(srv.URL, "http://"))
 }

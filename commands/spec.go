@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"decode/agent/llm"
@@ -57,7 +58,8 @@ func (o *AgentOptions) flagSpec(dir string, schema *responseSchema) session.RunS
 		Allow: o.Allow, Deny: o.Deny, AddDirs: absDirs(dir, o.AddDirs),
 		MaxTurns: o.MaxTurns, MaxSteps: o.MaxSteps, MaxCost: o.MaxCost, Timeout: o.Timeout,
 		Sandbox:          o.Sandbox,
-		AllowNet:         o.AllowNet,
+		AllowNet:         slices.Contains(o.AllowNet, "*"),
+		AllowHosts:       slices.DeleteFunc(slices.Clone(o.AllowNet), func(h string) bool { return h == "*" }),
 		SystemFile:       fileRef(dir, o.SystemFile),
 		AppendSystemFile: fileRef(dir, o.AppendSystemFile),
 	}
@@ -157,7 +159,10 @@ func (o *AgentOptions) apply(spec session.RunSpec, dir string) {
 	o.Model, o.Mode, o.OnAsk = spec.Model, spec.Mode, spec.OnAsk
 	o.Allow, o.Deny, o.AddDirs = spec.Allow, spec.Deny, spec.AddDirs
 	o.MaxTurns, o.MaxSteps, o.MaxCost, o.Timeout = spec.MaxTurns, spec.MaxSteps, spec.MaxCost, spec.Timeout
-	o.Sandbox, o.AllowNet = spec.Sandbox, spec.AllowNet
+	o.Sandbox, o.AllowNet = spec.Sandbox, slices.Clone(spec.AllowHosts)
+	if spec.AllowNet {
+		o.AllowNet = append(o.AllowNet, "*")
+	}
 	if o.SchemaFile == "" && len(spec.Schema) > 0 {
 		o.schemaRaw, o.SchemaFile = spec.Schema, spec.SchemaFile
 	}

@@ -36,8 +36,11 @@ type RunSpec struct {
 	// Sandbox is how commands are confined (auto, strict, off); "" is the
 	// default.
 	Sandbox string `json:"sandbox,omitempty"`
-	// AllowNet lets sandboxed commands reach the network.
+	// AllowNet lets sandboxed commands reach the whole network.
 	AllowNet bool `json:"allow_net,omitempty"`
+	// AllowHosts are the hosts sandboxed commands may reach through
+	// decode's proxy (--allow-net HOST).
+	AllowHosts []string `json:"allow_hosts,omitempty"`
 	// Schema is the JSON Schema the final answer must satisfy, compact,
 	// with the file it came from.
 	Schema     json.RawMessage `json:"schema,omitempty"`
@@ -159,6 +162,7 @@ func (s RunSpec) Override(flags RunSpec) (RunSpec, []SpecChange) {
 		ch = append(ch, SpecChange{Setting: "allow-net", From: "no", To: "yes", Looser: true})
 		out.AllowNet = true
 	}
+	list("allow-net", &out.AllowHosts, flags.AllowHosts, true)
 	if flags.MaxTurns != 0 && flags.MaxTurns != s.MaxTurns {
 		num("max-turns", true, capText(float64(s.MaxTurns), "%.0f"), capText(float64(flags.MaxTurns), "%.0f"), false)
 		out.MaxTurns = flags.MaxTurns
@@ -209,6 +213,9 @@ func (s RunSpec) Wider() []string {
 	}
 	if s.AllowNet {
 		out = append(out, "allow-net")
+	}
+	for _, h := range s.AllowHosts {
+		out = append(out, "allow-net "+h)
 	}
 	return out
 }

@@ -56,8 +56,11 @@ type BashSandbox struct {
 	Pinned []string
 	// TempDir is the commands' private temp dir (TMPDIR).
 	TempDir string
-	// Net keeps the host's network (sandbox.allow_net).
+	// Net keeps the host's network (sandbox.allow_net = true).
 	Net bool
+	// Proxy is the Unix socket of decode's network proxy for the hosts
+	// --allow-net names; empty, a command reaches only its own loopback.
+	Proxy string
 	// Access says how far a command line may reach; nil means AccessWrite.
 	// The gate answers it (Gate.BashAccess).
 	Access func(args json.RawMessage) Access
@@ -71,7 +74,7 @@ func (s *BashSandbox) spec(args []string, dir string, env []string, acc Access) 
 		Args: args, Dir: dir, Env: env, Layers: s.Layers, Helper: s.Helper,
 		Read:      append(slices.Clone(s.Roots), s.Read...),
 		Write:     slices.Clone(s.Write),
-		Protected: s.Protected, Pinned: s.Pinned, Net: s.Net,
+		Protected: s.Protected, Pinned: s.Pinned, Net: s.Net, ProxySocket: s.Proxy,
 	}
 	if s.TempDir != "" {
 		spec.Env = append(slices.Clone(env), "TMPDIR="+s.TempDir)
