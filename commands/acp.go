@@ -84,9 +84,9 @@ type acpServer struct {
 	mu       sync.Mutex
 	sessions map[string]*acpSession
 	running  sync.WaitGroup
-	// clientFS and clientTerminal are what the client offered; decode
-	// does not use them yet (see the README).
-	clientFS, clientTerminal bool
+	// What the client offered: the file tools read and write through
+	// fs/* (acpBuffers); decode does not use terminal/* (see the README).
+	clientRead, clientWrite, clientTerminal bool
 }
 
 // acpSession is one session the client opened or loaded.
@@ -292,7 +292,7 @@ func (s *acpServer) initialize(_ context.Context, params json.RawMessage) (any, 
 		return nil, err
 	}
 	s.mu.Lock()
-	s.clientFS = p.ClientCapabilities.FS.ReadTextFile && p.ClientCapabilities.FS.WriteTextFile
+	s.clientRead, s.clientWrite = p.ClientCapabilities.FS.ReadTextFile, p.ClientCapabilities.FS.WriteTextFile
 	s.clientTerminal = p.ClientCapabilities.Terminal
 	s.mu.Unlock()
 	return map[string]any{
@@ -618,6 +618,12 @@ func (s *acpServer) runTurn(ctx, askCtx context.Context, sess *acpSession, turn 
 	sink := newACPSink(s, sess.id, sess.cwd)
 	o.sink = sink
 	o.approve = s.approver(askCtx, sess, sink)
+	s.mu.Lock()
+	if s.clientRead || s.clientWrite {
+		o.buffers = acpBuffers{conn: s.conn, session: sess.id, read: s.clientRead, write: s.clientWrite}
+		sink.buf, sink.ctx = o.buffers, askCtx
+	}
+	s.mu.Unlock()
 	d := &driver{noPrompt: true, turns: func(ctx context.Context, opts agent.Options, _ string) (agent.Outcome, error) {
 		return agent.Run(ctx, opts, text)
 	}}
@@ -640,4 +646,32 @@ func (s *acpServer) runTurn(ctx, askCtx context.Context, sess *acpSession, turn 
 	}
 	o.Session, o.Opened = sess.id, opened
 	return runAgentWith(ctx, &o, d)
+}
+
+// acpBuffers reads and writes files through the client's fs/* methods, so
+// that the model reads an editor's unsaved buffers and its changes land in
+// them. The file tools pass paths already resolved and confined to the
+// workspace, and use the disk when the client answers with an error.
+type acpBuffers struct {
+	conn        *rpcConn
+	session     string
+	read, write bool // what the client offered
+}
+
+func (b acpBuffers) ReadText(ctx context.Context, abs string) (string, error) {
+	if !b.read {
+		return "", errors.ErrUnsupported
+	}
+	var r struct {
+		Content string `json:"content"`
+	}
+	err := b.conn.call(ctx, "fs/read_text_file", map[string]any{"sessionId": b.session, "path": abs}, &r)
+	return r.Content, err
+}
+
+func (b acpBuffers) WriteText(ctx context.Context, abs, content string) error {
+	if !b.write {
+		return errors.ErrUnsupported
+	}
+	return b.conn.call(ctx, "fs/write_text_file", map[string]any{"sessionId": b.session, "path": abs, "content": content}, nil)
 }

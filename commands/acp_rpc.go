@@ -178,6 +178,9 @@ func (c *rpcConn) call(ctx context.Context, method string, params, result any) e
 		if m.Error != nil {
 			return m.Error
 		}
+		if result == nil {
+			return nil
+		}
 		return json.Unmarshal(m.Result, result)
 	}
 }

@@ -37,6 +37,9 @@ type acpClient struct {
 	// answer picks the permission option; nil leaves requests unanswered.
 	answer func(params map[string]any) map[string]any
 	asked  chan map[string]any
+	// fs answers the agent's fs/* requests (result, or nil for an error);
+	// nil leaves them to msgs.
+	fs func(method string, params map[string]any) any
 }
 
 type syncBuffer struct {
@@ -109,6 +112,15 @@ func startACP(t *testing.T, dir string, env map[string]string, args ...string) *
 			var m map[string]any
 			if err := json.Unmarshal([]byte(line), &m); err != nil {
 				t.Errorf("decode acp wrote a line that is not JSON: %q", line)
+				continue
+			}
+			if method, _ := m["method"].(string); strings.HasPrefix(method, "fs/") && c.fs != nil {
+				params, _ := m["params"].(map[string]any)
+				if r := c.fs(method, params); r != nil {
+					c.send(map[string]any{"jsonrpc": "2.0", "id": m["id"], "result": r})
+				} else {
+					c.send(map[string]any{"jsonrpc": "2.0", "id": m["id"], "error": map[string]any{"code": -32603, "message": "no buffer"}})
+				}
 				continue
 			}
 			if m["method"] == "session/request_permission" {
@@ -495,4 +507,70 @@ func TestACPLimit(t *testing.T) {
 	id := result(t, first(c.request("session/new", map[string]any{"cwd": dir})))["sessionId"].(string)
 	resp, _ := c.request("session/prompt", map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "text", "text": "fix it"}}})
 	assert.Equal(t, "max_turn_requests", result(t, resp)["stopReason"], "stderr: %s", c.stderr.String())
+}
+
+// TestACPClientBuffers: a client that offers fs/* holds an unsaved buffer
+// of greeting.txt that differs from the disk. The model reads the buffer,
+// the edit applies to the buffer and arrives as fs/write_text_file, and
+// the file on disk is left as it was.
+func TestACPClientBuffers(t *testing.T) {
+	dir, env := acpRepo(t, acpEditScript)
+	c := startACP(t, dir, env, "-m", "script:"+filepath.Join(dir, "script.json"), "--sandbox", "off", "--mode", "edit")
+	greeting := filepath.Join(dir, "greeting.txt")
+	var mu sync.Mutex
+	buffer := "Hello, wrold! (unsaved)\n"
+	var reads []string
+	var writes []map[string]any
+	c.fs = func(method string, p map[string]any) any {
+		mu.Lock()
+		defer mu.Unlock()
+		if p["path"] != greeting {
+			return nil // no buffer: decode reads the disk
+		}
+		switch method {
+		case "fs/read_text_file":
+			reads = append(reads, p["path"].(string))
+			return map[string]any{"content": buffer}
+		case "fs/write_text_file":
+			writes = append(writes, p)
+			buffer = p["content"].(string)
+			return map[string]any{}
+		}
+		return nil
+	}
+	result(t, first(c.request("initialize", map[string]any{"protocolVersion": 1,
+		"clientCapabilities": map[string]any{"fs": map[string]any{"readTextFile": true, "writeTextFile": true}}})))
+	id := result(t, first(c.request("session/new", map[string]any{"cwd": dir, "mcpServers": []any{}})))["sessionId"].(string)
+
+	resp, updates := c.request("session/prompt", map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "text", "text": "fix the typo"}}})
+	assert.Equal(t, "end_turn", result(t, resp)["stopReason"], "stderr: %s", c.stderr.String())
+
+	var readResult string
+	var diff map[string]any
+	for _, u := range updates {
+		cs, _ := u["content"].([]any)
+		for _, x := range cs {
+			m := x.(map[string]any)
+			if m["type"] == "diff" {
+				diff = m
+			}
+			if inner, ok := m["content"].(map[string]any); ok && strings.Contains(fmt.Sprint(inner["text"]), "1\tHello, wrold") {
+				readResult = fmt.Sprint(inner["text"])
+			}
+		}
+	}
+	assert.Contains(t, readResult, "1\tHello, wrold! (unsaved)\n", "the read tool shows the editor's buffer, not the disk")
+
+	mu.Lock()
+	defer mu.Unlock()
+	assert.NotEmpty(t, reads, "the file tools read through fs/read_text_file")
+	require.Len(t, writes, 1, "the edit arrives as fs/write_text_file")
+	assert.Equal(t, id, writes[0]["sessionId"])
+	assert.Equal(t, "Hello, world! (unsaved)\n", writes[0]["content"], "the edit applied to the buffer")
+	data, err := os.ReadFile(greeting)
+	require.NoError(t, err)
+	assert.Equal(t, "Hello, wrold!\n", string(data), "the disk is left to the editor")
+	require.NotNil(t, diff, "the edit's update carries a diff")
+	assert.Equal(t, "Hello, wrold! (unsaved)\n", diff["oldText"])
+	assert.Equal(t, "Hello, world! (unsaved)\n", diff["newText"])
 }

@@ -22,6 +22,9 @@ type acpSink struct {
 	srv  *acpServer
 	id   string
 	root string // relative tool paths are relative to it
+	// buf, when set, is the client's buffers, read through ctx.
+	buf tools.Buffers
+	ctx context.Context
 
 	mu        sync.Mutex
 	announced map[string]bool   // tool calls the client was told of
@@ -42,6 +45,17 @@ func (k *acpSink) close(error)                   {}
 func (k *acpSink) warn(s string)                 { fmt.Fprintln(k.srv.f.IO.Err, "decode: warning: "+s) }
 func (k *acpSink) send(u map[string]any)         { k.srv.update(k.id, u) }
 func (k *acpSink) path(p string) string          { return absPath(k.root, p) }
+
+// readFile reads a file for an edit's diff as the file tools see it:
+// through the client's buffers when it offers them, else from disk.
+func (k *acpSink) readFile(abs string) ([]byte, error) {
+	if k.buf != nil {
+		if text, err := k.buf.ReadText(k.ctx, abs); err == nil {
+			return []byte(text), nil
+		}
+	}
+	return os.ReadFile(abs)
+}
 func (k *acpSink) isAnnounced(id string) (ok bool) {
 	k.mu.Lock()
 	ok = k.announced[id]
@@ -82,7 +96,7 @@ func (k *acpSink) toolCall(ev agent.Event) {
 		}
 	}
 	if p := editedPath(call); p != "" {
-		data, err := os.ReadFile(k.path(p))
+		data, err := k.readFile(k.path(p))
 		k.mu.Lock()
 		k.before[call.ID], k.beforeOK[call.ID] = string(data), err == nil
 		k.mu.Unlock()
@@ -117,7 +131,7 @@ func (k *acpSink) toolResult(ev agent.Event) {
 			k.mu.Lock()
 			old, existed := k.before[r.CallID], k.beforeOK[r.CallID]
 			k.mu.Unlock()
-			if data, err := os.ReadFile(k.path(p)); err == nil {
+			if data, err := k.readFile(k.path(p)); err == nil {
 				d := map[string]any{"type": "diff", "path": k.path(p), "newText": string(data)}
 				if existed {
 					d["oldText"] = old

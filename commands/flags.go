@@ -6,6 +6,7 @@ import (
 
 	"decode/agent"
 	"decode/session"
+	"decode/tools"
 
 	"github.com/urfave/cli/v2"
 )
@@ -80,6 +81,9 @@ type AgentOptions struct {
 	// approval prompt (decode acp reports to and asks its client).
 	sink    sink
 	approve agent.Approver
+	// buffers, when set, is the editor the file tools read and write
+	// through (decode acp, when its client offers fs/*).
+	buffers tools.Buffers
 	// schemaRaw is a resumed session's recorded schema, used when no
 	// --schema is given.
 	schemaRaw []byte

@@ -204,7 +204,7 @@ func (f *Factory) agentSetup(ctx context.Context, o *AgentOptions, cfg Config, d
 // skills (so it costs nothing when there are none). decode memory --prompt
 // measures the same registry.
 func (f *Factory) agentTools(o *AgentOptions, cfg Config, ws *tools.Workspace, dir string, mode tools.Mode, skills []memory.Skill) *tools.Registry {
-	ts := tools.FileTools(ws)
+	ts := tools.FileToolsWith(ws, o.buffers)
 	readOnly := o.Command == "ask" || mode == tools.Mode("plan")
 	if !readOnly {
 		ts = append(ts, tools.NewBash(tools.BashOptions{

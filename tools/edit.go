@@ -34,14 +34,14 @@ type editOp struct {
 
 func newEditTool(s *fileState) Tool {
 	return newFuncTool("edit", editDesc, false, func(ctx context.Context, a editArgs) (Result, error) {
-		return s.editFile(a.Path, "edit", []editOp{{a.OldString, a.NewString, a.ReplaceAll}})
+		return s.editFile(ctx, a.Path, "edit", []editOp{{a.OldString, a.NewString, a.ReplaceAll}})
 	})
 }
 
 // editFile applies ops in order to the file at path and writes it only if
 // all of them apply. An empty old_string in the first op creates a file that
 // does not exist yet (or fills an empty one).
-func (s *fileState) editFile(path, tool string, ops []editOp) (Result, error) {
+func (s *fileState) editFile(ctx context.Context, path, tool string, ops []editOp) (Result, error) {
 	abs, err := s.ws.ResolveForWrite(path)
 	if err != nil {
 		return errResult(tool+": refused", err.Error()), nil
@@ -50,7 +50,7 @@ func (s *fileState) editFile(path, tool string, ops []editOp) (Result, error) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 
-	before, old, res, ok := s.editable(abs, rel, tool, ops)
+	before, old, res, ok := s.editable(ctx, abs, rel, tool, ops)
 	if !ok {
 		return res, nil
 	}
@@ -72,7 +72,7 @@ func (s *fileState) editFile(path, tool string, ops []editOp) (Result, error) {
 	if after == string(before) {
 		return errResult(tool+" "+rel+": no change", rel+": the edit leaves the file unchanged."), nil
 	}
-	if err := writeFileAtomic(abs, []byte(after), old); err != nil {
+	if err := s.writeOut(ctx, abs, []byte(after), old); err != nil {
 		return errResult(tool+" "+rel+": failed", fmt.Sprintf("write %s: %v", rel, err)), nil
 	}
 	res = editResult(rel, string(before), after, count, how, old == nil)
@@ -84,7 +84,7 @@ func (s *fileState) editFile(path, tool string, ops []editOp) (Result, error) {
 
 // editable reads the file an edit applies to, after the read-before-edit
 // check; a missing file is empty when the first op creates it.
-func (s *fileState) editable(abs, rel, tool string, ops []editOp) ([]byte, fs.FileInfo, Result, bool) {
+func (s *fileState) editable(ctx context.Context, abs, rel, tool string, ops []editOp) ([]byte, fs.FileInfo, Result, bool) {
 	old, err := os.Stat(abs)
 	if errors.Is(err, fs.ErrNotExist) {
 		if ops[0].OldString == "" {
@@ -95,7 +95,7 @@ func (s *fileState) editable(abs, rel, tool string, ops []editOp) ([]byte, fs.Fi
 	if err != nil {
 		return nil, nil, errResult(tool+" "+rel+": failed", err.Error()), false
 	}
-	before, err := os.ReadFile(abs)
+	before, err := s.readCurrent(ctx, abs)
 	if err != nil {
 		return nil, nil, errResult(tool+" "+rel+": failed", err.Error()), false
 	}

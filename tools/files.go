@@ -2,6 +2,7 @@ package tools
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -18,8 +19,13 @@ const sniffLen = 8 << 10
 // glob and grep. The editing tools share one record of what was read, so a
 // file must be read before it is changed and changes made on disk since then
 // are noticed.
-func FileTools(w *Workspace) []Tool {
+func FileTools(w *Workspace) []Tool { return FileToolsWith(w, nil) }
+
+// FileToolsWith is FileTools reading and writing through an editor's
+// buffers when b is not nil (see Buffers).
+func FileToolsWith(w *Workspace, b Buffers) []Tool {
 	st := newFileState(w)
+	st.buf = b
 	return []Tool{
 		newReadTool(st),
 		newWriteTool(st),
@@ -33,7 +39,8 @@ func FileTools(w *Workspace) []Tool {
 // fileState is what the file tools share: the workspace and which files were
 // read, as they were then.
 type fileState struct {
-	ws *Workspace
+	ws  *Workspace
+	buf Buffers // nil: the disk only
 
 	mu   sync.Mutex
 	seen map[string]fileStamp // by resolved absolute path
@@ -41,6 +48,52 @@ type fileState struct {
 	// writeMu serialises write, edit and multi_edit, so two calls run in
 	// parallel cannot both pass the read check and lose one change.
 	writeMu sync.Mutex
+}
+
+// Buffers reads and writes text files as an editor holds them (the Agent
+// Client Protocol's fs/read_text_file and fs/write_text_file), so that the
+// model reads unsaved changes and its writes land in the editor's buffers.
+// The file tools resolve and confine a path first and pass it absolute;
+// on any error (errors.ErrUnsupported when the editor does not offer the
+// method) they use the disk instead.
+type Buffers interface {
+	ReadText(ctx context.Context, abs string) (string, error)
+	WriteText(ctx context.Context, abs, content string) error
+}
+
+// readText returns the editor's text of abs, when there is an editor and
+// it answers.
+func (s *fileState) readText(ctx context.Context, abs string) ([]byte, bool) {
+	if s.buf == nil {
+		return nil, false
+	}
+	text, err := s.buf.ReadText(ctx, abs)
+	if err != nil {
+		return nil, false
+	}
+	return []byte(text), true
+}
+
+// readCurrent reads abs as the editor holds it, else from disk.
+func (s *fileState) readCurrent(ctx context.Context, abs string) ([]byte, error) {
+	if data, ok := s.readText(ctx, abs); ok {
+		return data, nil
+	}
+	return os.ReadFile(abs)
+}
+
+// writeOut writes the final content of abs through the editor when there
+// is one and it accepts it, else to disk (see writeFileAtomic).
+func (s *fileState) writeOut(ctx context.Context, abs string, data []byte, old fs.FileInfo) error {
+	if s.buf != nil {
+		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+			return fmt.Errorf("create directory: %w", err)
+		}
+		if s.buf.WriteText(ctx, abs, string(data)) == nil {
+			return nil
+		}
+	}
+	return writeFileAtomic(abs, data, old)
 }
 
 // fileStamp identifies one version of a file. Modification times have

@@ -18,6 +18,6 @@ func newMultiEditTool(s *fileState) Tool {
 		if len(a.Edits) == 0 {
 			return errResult("multi_edit: no edits", "edits is empty; give at least one {old_string, new_string}."), nil
 		}
-		return s.editFile(a.Path, "multi_edit", a.Edits)
+		return s.editFile(ctx, a.Path, "multi_edit", a.Edits)
 	})
 }

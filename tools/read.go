@@ -61,20 +61,29 @@ func (s *fileState) read(ctx context.Context, a readArgs) (Result, error) {
 		return res, nil
 	}
 	rel := s.ws.Rel(abs)
-	f, err := os.Open(abs)
-	if err != nil {
-		return errResult("read "+rel+": failed", err.Error()), nil
+	// The editor's buffer when there is one, else the file on disk; the
+	// read-before-edit record is of the file on disk either way.
+	var src io.Reader
+	var size int64
+	if text, ok := s.readText(ctx, abs); ok {
+		src, size = bytes.NewReader(text), int64(len(text))
+	} else {
+		f, err := os.Open(abs)
+		if err != nil {
+			return errResult("read "+rel+": failed", err.Error()), nil
+		}
+		defer f.Close()
+		if fi, err = f.Stat(); err != nil {
+			return Result{}, fmt.Errorf("read %s: %w", rel, err)
+		}
+		src, size = f, fi.Size()
 	}
-	defer f.Close()
-	if fi, err = f.Stat(); err != nil {
-		return Result{}, fmt.Errorf("read %s: %w", rel, err)
-	}
-	if fi.Size() == 0 {
+	if size == 0 {
 		return Result{Content: rel + " is empty (0 bytes).", Note: "read " + rel + " (empty)", Seen: s.markRead(abs, fi)}, nil
 	}
-	br := bufio.NewReaderSize(f, 64<<10)
+	br := bufio.NewReaderSize(src, 64<<10)
 	if head, _ := br.Peek(sniffLen); isBinary(head) {
-		return errResult("read "+rel+": binary", fmt.Sprintf("%s is a binary file (%d bytes); read shows text files only.", rel, fi.Size())), nil
+		return errResult("read "+rel+": binary", fmt.Sprintf("%s is a binary file (%d bytes); read shows text files only.", rel, size)), nil
 	}
 	p, err := readPage(br, offset, limit)
 	if err != nil {

@@ -44,11 +44,11 @@ func (s *fileState) write(ctx context.Context, a writeArgs) (Result, error) {
 		if msg := s.checkFresh(abs, old); msg != "" {
 			return errResult("write "+rel+": not read", msg), nil
 		}
-		if before, err = os.ReadFile(abs); err != nil {
+		if before, err = s.readCurrent(ctx, abs); err != nil {
 			return errResult("write "+rel+": failed", err.Error()), nil
 		}
 	}
-	if err := writeFileAtomic(abs, []byte(a.Content), old); err != nil {
+	if err := s.writeOut(ctx, abs, []byte(a.Content), old); err != nil {
 		return errResult("write "+rel+": failed", fmt.Sprintf("write %s: %v", rel, err)), nil
 	}
 	var seen []FileSeen
