@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"bufio"
 	"bytes"
 	"net/http/httptest"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -114,6 +116,83 @@ func TestEncryptedFileKeyStoreEndToEnd(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	assert.Contains(t, errs, "removed the openai key from the encrypted file ("+ring+")")
 	assert.NoFileExists(t, filepath.Join(ring, "openai"))
+	status, _, _ = decode("", "auth", "status")
+	assert.Regexp(t, `(?m)^openai\s+no key`, status)
+}
+
+// TestSecretServiceEndToEnd starts a private session bus and gnome-keyring
+// (unlocked with a known password) and runs the decode binary against it:
+// auth login stores the key in the Secret Service, auth status names it, a
+// run sends it to a local server, auth logout removes it.
+func TestSecretServiceEndToEnd(t *testing.T) {
+	for _, prog := range []string{"dbus-daemon", "gnome-keyring-daemon"} {
+		if _, err := exec.LookPath(prog); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%s is missing (.ci/run installs dbus-daemon and gnome-keyring)", prog)
+			}
+			t.Skipf("%s is not installed (apt-get install dbus-daemon gnome-keyring)", prog)
+		}
+	}
+	bin, err := exec.LookPath("decode")
+	require.NoError(t, err, "testscript puts decode on PATH")
+	dir := t.TempDir()
+	helper := buildKeyringHelper(t, dir)
+	run := filepath.Join(dir, "run")
+	require.NoError(t, os.MkdirAll(run, 0o700))
+
+	bus := exec.Command("dbus-daemon", "--session", "--nofork", "--print-address=1", "--address=unix:path="+filepath.Join(run, "bus"))
+	busOut, err := bus.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, bus.Start())
+	t.Cleanup(func() { bus.Process.Kill(); bus.Wait() })
+	line, err := bufio.NewReader(busOut).ReadString('\n')
+	require.NoError(t, err)
+	addr := strings.TrimSpace(line)
+	base := []string{"HOME=" + dir, "XDG_RUNTIME_DIR=" + run, "DBUS_SESSION_BUS_ADDRESS=" + addr, "PATH=" + os.Getenv("PATH")}
+	gk := exec.Command("gnome-keyring-daemon", "--foreground", "--unlock", "--components=secrets")
+	gk.Env = base
+	gk.Stdin = strings.NewReader("test-password")
+	require.NoError(t, gk.Start())
+	t.Cleanup(func() { gk.Process.Kill(); gk.Wait() })
+
+	srv := &fakeOpenAI{answer: "Done.", command: "echo hi"}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	const key = "sk-secret-service-0123456789"
+	decode := func(stdin string, args ...string) (string, string, int) {
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = dir
+		cmd.Env = append(append([]string{}, base...), "DECODE_STORE="+filepath.Join(dir, "store"), "OPENAI_BASE_URL="+ts.URL+"/v1",
+			"DECODE_KEYRING_HELPER="+helper, "DECODE_KEYRING_BACKEND=secret-service", "XDG_CONFIG_HOME="+filepath.Join(dir, ".config"))
+		cmd.Stdin = strings.NewReader(stdin)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else {
+			require.NoError(t, err)
+		}
+		return out.String(), errb.String(), code
+	}
+	// gnome-keyring takes its name on the bus shortly after it starts.
+	var errs string
+	var code int
+	require.Eventually(t, func() bool {
+		_, errs, code = decode(key+"\n", "auth", "login", "openai")
+		return code == 0
+	}, 10*time.Second, 200*time.Millisecond, "auth login: %s", errs)
+	assert.Contains(t, errs, "stored the openai key in the Secret Service")
+	status, errs, code := decode("", "auth", "status")
+	require.Equal(t, 0, code, errs)
+	assert.Regexp(t, `(?m)^openai\s+Secret Service$`, status)
+	out, errs, code := decode("", "run", "--mode", "bypass", "-m", "openai:gpt-4.1-mini", "go")
+	require.Equal(t, 0, code, "%s%s", out, errs)
+	assert.Equal(t, "Bearer "+key, srv.auths[len(srv.auths)-1], "the run used the key from the Secret Service")
+	_, errs, code = decode("", "auth", "logout", "openai")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, errs, "removed the openai key from the Secret Service")
 	status, _, _ = decode("", "auth", "status")
 	assert.Regexp(t, `(?m)^openai\s+no key`, status)
 }

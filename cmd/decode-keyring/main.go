@@ -25,8 +25,14 @@ import (
 	"github.com/99designs/keyring"
 )
 
-// service names decode's collection and items in every backend.
+// service names decode's items in every backend.
 const service = "decode"
+
+// collection is the Secret Service collection keys go into: the user's
+// login keyring, unlocked at login. A collection of decode's own would
+// need the Secret Service to prompt for a new password, which a headless
+// gnome-keyring cannot do ("Object does not exist at path /").
+const collection = "login"
 
 // Exit codes: 3 means the backend holds no key for the provider.
 const (
@@ -45,7 +51,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	backend, op, provider := args[0], args[1], args[2]
-	cfg := keyring.Config{ServiceName: service, LibSecretCollectionName: service}
+	cfg := keyring.Config{ServiceName: service, LibSecretCollectionName: collection}
 	switch backend {
 	case "secret-service":
 		if os.Getenv("DBUS_SESSION_BUS_ADDRESS") == "" {
