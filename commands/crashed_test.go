@@ -2,16 +2,18 @@ package commands
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"decode/session"
 )
 
 // decodeIn runs the decode binary in r's repository and returns its output
@@ -29,6 +31,26 @@ func (r *crashRepo) decodeIn(args ...string) (string, int) {
 		require.NoError(r.t, err)
 	}
 	return out.String(), code
+}
+
+// reached reports whether the repository's only session has an entry of
+// type typ yet, read in this process so that polling is quick.
+func (r *crashRepo) reached(typ string) bool {
+	st := r.store()
+	infos, err := st.List(context.Background())
+	if err != nil || len(infos) == 0 {
+		return false
+	}
+	s, err := st.Open(context.Background(), infos[0].ID)
+	if err != nil {
+		return false
+	}
+	for _, e := range s.Entries() {
+		if e.Type == typ {
+			return true
+		}
+	}
+	return false
 }
 
 // TestDeadWriterIsCrashedThenResumed: a run killed with SIGKILL, or by
@@ -51,13 +73,9 @@ func TestDeadWriterIsCrashedThenResumed(t *testing.T) {
 				cmd.Dir, cmd.Env = r.dir, r.env
 				require.NoError(t, cmd.Start())
 				deadline := time.Now().Add(20 * time.Second)
-				for {
-					out, _ := r.decodeIn("log", "--jsonl", "@")
-					if strings.Contains(out, `"type":"tool_call"`) {
-						break
-					}
+				for !r.reached(session.TypeToolCall) {
 					require.True(t, time.Now().Before(deadline), "the run never reached its bash call")
-					time.Sleep(50 * time.Millisecond)
+					time.Sleep(10 * time.Millisecond)
 				}
 				require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 				_ = cmd.Wait()
