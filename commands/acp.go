@@ -43,7 +43,9 @@ message a line, on stdin and stdout; stderr carries warnings. An editor starts
 it and drives sessions: each prompt is a run with the same gate, sandbox,
 limits, hooks and session entries as decode run, and its session is in
 refs/decode/sessions/* like any other (decode log, decode resume work on it).
-The gate's asks become the editor's permission requests.
+The gate's asks become the editor's permission requests. When the editor
+offers fs/read_text_file and fs/write_text_file, the file tools read and
+write through its buffers, so the model sees unsaved changes.
 
    Zed settings.json:  "agent_servers": { "decode": { "command": "decode", "args": ["acp"] } }
    decode acp -m script:testdata/scripts/demo.json    # a scripted model, offline
