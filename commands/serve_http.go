@@ -70,15 +70,27 @@ func (s *server) wait(ctx context.Context) {
 }
 
 // allowedHosts lists the Host headers a request may carry: the address
-// listened on and, for a loopback one, its other loopback spellings. Any
-// other name is refused, so a DNS name rebound to 127.0.0.1 cannot reach
+// listened on, the loopback names on its port, and for a wildcard address
+// this machine's IP addresses. Any other name is refused, so a DNS name rebound to 127.0.0.1 cannot reach
 // the API from a page of that name.
 func allowedHosts(addr string) map[string]bool {
 	hosts := map[string]bool{addr: true}
 	host, port, err := net.SplitHostPort(addr)
-	if err == nil && loopbackHost(host) {
-		for _, h := range []string{"localhost", "127.0.0.1", "::1"} {
-			hosts[net.JoinHostPort(h, port)] = true
+	if err != nil {
+		return hosts
+	}
+	for _, h := range []string{"localhost", "127.0.0.1", "::1"} {
+		hosts[net.JoinHostPort(h, port)] = true
+	}
+	// Listening on every interface (0.0.0.0, ::), the page is reached by
+	// one of this machine's addresses: IP literals, which no DNS answer
+	// can rebind.
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		addrs, _ := net.InterfaceAddrs()
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok {
+				hosts[net.JoinHostPort(ipn.IP.String(), port)] = true
+			}
 		}
 	}
 	return hosts

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -466,4 +467,26 @@ func TestServeAnswersAQuestionAndResumesToDone(t *testing.T) {
 		}
 	}
 	assert.Contains(t, texts, "Going with v2.", "the model got the answer and finished")
+}
+
+func TestServeAllowedHosts(t *testing.T) {
+	h := allowedHosts("127.0.0.1:7433")
+	for _, ok := range []string{"127.0.0.1:7433", "localhost:7433", "[::1]:7433"} {
+		assert.True(t, h[ok], ok)
+	}
+	for _, bad := range []string{"127.0.0.1:7434", "evil.example:7433", "localhost", "127.0.0.1.nip.io:7433"} {
+		assert.False(t, h[bad], bad)
+	}
+	// a wildcard listen takes this machine's addresses, never a name
+	h = allowedHosts("0.0.0.0:7433")
+	assert.True(t, h["127.0.0.1:7433"])
+	assert.False(t, h["0.0.0.0:7434"])
+	for host := range h {
+		name, _, err := net.SplitHostPort(host)
+		require.NoError(t, err)
+		assert.True(t, name == "localhost" || net.ParseIP(name) != nil, "%s is an IP literal", host)
+	}
+	h = allowedHosts("192.0.2.7:7433")
+	assert.True(t, h["192.0.2.7:7433"], "the address listened on")
+	assert.False(t, h["192.0.2.8:7433"])
 }
