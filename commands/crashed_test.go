@@ -59,13 +59,22 @@ func (r *crashRepo) reached(typ string) bool {
 func TestDeadWriterIsCrashedThenResumed(t *testing.T) {
 	bin, err := exec.LookPath("decode")
 	require.NoError(t, err, "the test binary provides decode (see TestMain)")
-	script := `{"responses": [
-  {"text": "Starting a long answer that goes on for a while. ", "calls": [{"name": "bash", "args": {"command": "sleep 1.5"}}]},
+	// The killed run's command sleeps long enough that a loaded machine
+	// still sees its tool_call before it ends; the SIGPIPE run must finish
+	// its command to write the event that breaks the pipe, so it is short.
+	scriptFor := func(sleep string) string {
+		return `{"responses": [
+  {"text": "Starting a long answer that goes on for a while. ", "calls": [{"name": "bash", "args": {"command": "sleep ` + sleep + `"}}]},
   {"text": "Done after the wait."}
 ]}`
+	}
 	for _, how := range []string{"sigkill", "sigpipe"} {
 		t.Run(how, func(t *testing.T) {
 			r := newCrashRepo(t, bin)
+			script := scriptFor("1.5")
+			if how == "sigkill" {
+				script = scriptFor("8")
+			}
 			require.NoError(t, os.WriteFile(filepath.Join(r.dir, "wait.json"), []byte(script), 0o644))
 			run := []string{"run", "--mode", "bypass", "--sandbox", "off", "-m", "script:wait.json", "wait a bit"}
 			if how == "sigkill" {
