@@ -86,6 +86,9 @@ type Proxy struct {
 	dialer net.Dialer
 	tr     *http.Transport
 	wg     sync.WaitGroup
+	// resolve, set by tests only, maps an allowed host:port to the
+	// address dialled (a made-up name to a server on 127.0.0.1).
+	resolve func(addr string) string
 }
 
 // StartProxy starts a proxy for rules in a new private directory; Close
@@ -140,6 +143,9 @@ func (p *Proxy) dial(ctx context.Context, network, addr string) (net.Conn, error
 	}
 	if !p.Allowed(host, port) {
 		return nil, fmt.Errorf("%s is not allowed", addr)
+	}
+	if p.resolve != nil {
+		addr = p.resolve(addr)
 	}
 	return p.dialer.DialContext(ctx, "tcp", addr)
 }

@@ -143,3 +143,39 @@ func unixDial(socket string) func(ctx context.Context, network, addr string) (ne
 		return d.DialContext(ctx, "unix", socket)
 	}
 }
+
+// TestProxyMatchesNamesFromInsideSandbox names hosts, not addresses: a
+// made-up name the proxy maps to the fake server is reached from the
+// sandbox, through a wildcard too, while the address itself, not named,
+// is refused.
+func TestProxyMatchesNamesFromInsideSandbox(t *testing.T) {
+	r := probe(t)
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed")
+	}
+	ws, _ := workspace(t)
+	_, up := upstream(t, "hello by name")
+	_, port, _ := net.SplitHostPort(up)
+	var rules []HostRule
+	for _, s := range []string{"upstream.test", "*.example.test:" + port} {
+		r, err := ParseHostRule(s)
+		require.NoError(t, err)
+		rules = append(rules, r)
+	}
+	p, err := StartProxy(rules)
+	require.NoError(t, err)
+	defer p.Close()
+	p.resolve = func(string) string { return up }
+	spec := editSpec(t, r.Layers, ws)
+	spec.ProxySocket = p.Socket
+	out, _ := run(t, spec, fmt.Sprintf(`export NO_PROXY= no_proxy=
+curl -sS -m 5 http://upstream.test:%[1]s/; echo " name=$?"
+curl -sS -m 5 -p http://api.example.test:%[1]s/; echo " wildcard=$?"
+curl -sS -m 5 http://example.test:%[1]s/; echo " bare=$?"
+curl -sS -m 5 http://%[2]s/; echo " address=$?"`, port, up))
+	t.Log(out)
+	assert.Contains(t, out, "hello by name name=0")
+	assert.Contains(t, out, "hello by name wildcard=0")
+	assert.Contains(t, out, "the network is closed to example.test;")
+	assert.Contains(t, out, "the network is closed to 127.0.0.1;")
+}
