@@ -622,7 +622,7 @@ func (s *acpServer) runTurn(ctx, askCtx context.Context, sess *acpSession, turn 
 	o.approve = s.approver(askCtx, sess, sink)
 	s.mu.Lock()
 	if s.clientRead || s.clientWrite {
-		o.buffers = acpBuffers{conn: s.conn, session: sess.id, read: s.clientRead, write: s.clientWrite}
+		o.buffers = acpBuffers{conn: s.conn, session: sess.id, read: s.clientRead, write: s.clientWrite, stop: askCtx}
 		sink.buf, sink.ctx = o.buffers, askCtx
 	}
 	s.mu.Unlock()
@@ -657,7 +657,18 @@ func (s *acpServer) runTurn(ctx, askCtx context.Context, sess *acpSession, turn 
 type acpBuffers struct {
 	conn        *rpcConn
 	session     string
-	read, write bool // what the client offered
+	read, write bool            // what the client offered
+	stop        context.Context // ended by session/cancel, so a request the client never answers does not hold the turn
+}
+
+// callClient sends one fs/* request, given up when ctx or the turn ends.
+func (b acpBuffers) callClient(ctx context.Context, method string, params, result any) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if b.stop != nil {
+		defer context.AfterFunc(b.stop, cancel)()
+	}
+	return b.conn.call(ctx, method, params, result)
 }
 
 func (b acpBuffers) ReadText(ctx context.Context, abs string) (string, error) {
@@ -667,7 +678,7 @@ func (b acpBuffers) ReadText(ctx context.Context, abs string) (string, error) {
 	var r struct {
 		Content string `json:"content"`
 	}
-	err := b.conn.call(ctx, "fs/read_text_file", map[string]any{"sessionId": b.session, "path": abs}, &r)
+	err := b.callClient(ctx, "fs/read_text_file", map[string]any{"sessionId": b.session, "path": abs}, &r)
 	return r.Content, err
 }
 
@@ -675,5 +686,5 @@ func (b acpBuffers) WriteText(ctx context.Context, abs, content string) error {
 	if !b.write {
 		return errors.ErrUnsupported
 	}
-	return b.conn.call(ctx, "fs/write_text_file", map[string]any{"sessionId": b.session, "path": abs, "content": content}, nil)
+	return b.callClient(ctx, "fs/write_text_file", map[string]any{"sessionId": b.session, "path": abs, "content": content}, nil)
 }

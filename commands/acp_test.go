@@ -574,3 +574,27 @@ func TestACPClientBuffers(t *testing.T) {
 	assert.Equal(t, "Hello, wrold! (unsaved)\n", diff["oldText"])
 	assert.Equal(t, "Hello, world! (unsaved)\n", diff["newText"])
 }
+
+// TestACPClientBufferUnansweredCancel: a client that offers fs/* but
+// never answers a read does not hold the turn past session/cancel.
+func TestACPClientBufferUnansweredCancel(t *testing.T) {
+	dir, env := acpRepo(t, acpEditScript)
+	c := startACP(t, dir, env, "-m", "script:"+filepath.Join(dir, "script.json"), "--sandbox", "off", "--mode", "edit")
+	result(t, first(c.request("initialize", map[string]any{"protocolVersion": 1,
+		"clientCapabilities": map[string]any{"fs": map[string]any{"readTextFile": true, "writeTextFile": true}}})))
+	id := result(t, first(c.request("session/new", map[string]any{"cwd": dir, "mcpServers": []any{}})))["sessionId"].(string)
+
+	pid := c.start("session/prompt", map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "text", "text": "fix the typo"}}})
+	timeout := time.After(30 * time.Second)
+	for asked := false; !asked; {
+		select {
+		case m := <-c.msgs:
+			asked = m["method"] == "fs/read_text_file"
+		case <-timeout:
+			t.Fatalf("no fs/read_text_file request; stderr:\n%s", c.stderr.String())
+		}
+	}
+	c.send(map[string]any{"jsonrpc": "2.0", "method": "session/cancel", "params": map[string]any{"sessionId": id}})
+	resp, _ := c.wait(pid)
+	assert.Equal(t, "cancelled", result(t, resp)["stopReason"])
+}
