@@ -372,7 +372,13 @@ func findLoose(text, old, repl string, lv looseLevel) []span {
 		}
 		r := repl
 		if lv == anyIndent && first >= 0 {
-			r = reindent(repl, indentOf(oldLines[first]), indentOf(text[starts[i+first]:]))
+			depths := map[string]string{}
+			for k, l := range oldLines {
+				if _, seen := depths[indentOf(l)]; !seen && strings.TrimSpace(l) != "" {
+					depths[indentOf(l)] = indentOf(text[starts[i+k]:lineEnd(i+k)])
+				}
+			}
+			r = reindent(repl, indentOf(oldLines[first]), indentOf(text[starts[i+first]:]), depths)
 		}
 		spans = append(spans, span{starts[i], end, r})
 		i += len(oldKeys)
@@ -395,17 +401,23 @@ func indentOf(s string) string {
 }
 
 // reindent moves the lines of s from indentation from to indentation to,
-// so a replacement written at the wrong depth lands at the file's.
-func reindent(s, from, to string) string {
-	if from == to {
-		return s
-	}
+// so a replacement written at the wrong depth lands at the file's. A line at
+// a depth old had takes the depth of the file's line matched there (depths),
+// so a closing brace written shallower than the first line stays where the
+// file has it; a line deeper than from keeps its extra indentation; any other
+// line is left alone.
+func reindent(s, from, to string, depths map[string]string) string {
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
 		if strings.TrimSpace(l) == "" {
 			continue
 		}
-		lines[i] = to + strings.TrimPrefix(l, from)
+		ind := indentOf(l)
+		if d, ok := depths[ind]; ok {
+			lines[i] = d + l[len(ind):]
+		} else if rest, ok := strings.CutPrefix(l, from); ok {
+			lines[i] = to + rest
+		}
 	}
 	return strings.Join(lines, "\n")
 }

@@ -109,6 +109,22 @@ func TestEditWhitespaceFallback(t *testing.T) {
 	assert.Equal(t, "def f():\n    if z:\n        return 4\n        # done\n    return 2\n", h.content("f.py"))
 }
 
+// A line of the replacement shallower than its first line (the closing
+// brace) keeps the file's depth for it instead of taking the first line's.
+func TestEditIndentFallbackLeavesShallowerLines(t *testing.T) {
+	h := newFileHarness(t)
+	h.write("f.go", "func f() {\n\tx := 1\n}\n")
+	res := h.edit("f.go", "    x := 1\n}", "    x := 2\n}", false)
+	require.False(t, res.IsError, res.Content)
+	assert.Contains(t, res.Content, "ignoring indentation")
+	assert.Equal(t, "func f() {\n\tx := 2\n}\n", h.content("f.go"))
+
+	// A deeper line keeps its extra depth past the file's indentation.
+	res = h.edit("f.go", "    x := 2\n}", "    if x := 2; x > 1 {\n        return\n    }\n}", false)
+	require.False(t, res.IsError, res.Content)
+	assert.Equal(t, "func f() {\n\tif x := 2; x > 1 {\n\t    return\n\t}\n}\n", h.content("f.go"))
+}
+
 func TestEditWhitespaceFallbackAmbiguous(t *testing.T) {
 	h := newFileHarness(t)
 	before := "a:\n  x = 1\nb:\n    x = 1\n"
