@@ -12,16 +12,14 @@ import (
 // planRules say what makes a plan usable.
 type planRules struct {
 	min, max int // step count; max 0 means no maximum
-	// fields requires every step to say its files ("Files: none" counts)
-	// and how to verify it.
-	fields bool
 }
 
 // Rules for decode plan's answer, for a re-plan's replacement steps, and
-// for a hand-written --plan-file.
+// for a hand-written --plan-file. A step's "Files:" and "Verify:" are asked
+// for but optional: a numbered list of steps is a plan.
 var (
-	planAnswerRules = planRules{min: 3, max: 8, fields: true}
-	replanRules     = planRules{min: 1, max: 8, fields: true}
+	planAnswerRules = planRules{min: 3, max: 8}
+	replanRules     = planRules{min: 1, max: 8}
 	planFileRules   = planRules{min: 1, max: 50}
 )
 
@@ -81,15 +79,10 @@ func parsePlan(text string, rules planRules) ([]session.PlanStep, error) {
 	}
 	steps := make([]session.PlanStep, 0, len(raws))
 	for i, r := range raws {
-		s, hasFiles, hasVerify := planFields(pp, r.text)
+		s := planFields(pp, r.text)
 		s.N = i + 1
-		switch {
-		case s.Text == "":
+		if s.Text == "" {
 			problems = append(problems, fmt.Sprintf("step %d says nothing to do", s.N))
-		case rules.fields && !hasFiles:
-			problems = append(problems, fmt.Sprintf("step %d has no \"Files:\" (the files it touches, or none)", s.N))
-		case rules.fields && !hasVerify:
-			problems = append(problems, fmt.Sprintf("step %d has no \"Verify:\" (a command or check)", s.N))
 		}
 		steps = append(steps, s)
 	}
@@ -150,7 +143,7 @@ func numberedItems(pp planPatterns, text string) []rawStep {
 }
 
 // planFields splits an item into what to do, the files and the check.
-func planFields(pp planPatterns, item string) (s session.PlanStep, hasFiles, hasVerify bool) {
+func planFields(pp planPatterns, item string) (s session.PlanStep) {
 	// Markdown emphasis around the markers ("**Files:**") would hide them.
 	text := strings.NewReplacer("**", "", "__", "").Replace(item)
 	locs := pp.field.FindAllStringSubmatchIndex(text, -1)
@@ -166,14 +159,12 @@ func planFields(pp planPatterns, item string) (s session.PlanStep, hasFiles, has
 		}
 		value := cleanValue(text[loc[1]:stop])
 		if strings.HasPrefix(strings.ToLower(text[loc[2]:loc[3]]), "file") {
-			hasFiles = true
 			s.Files = append(s.Files, splitFiles(value)...)
 		} else {
-			hasVerify = hasVerify || value != ""
 			s.Verify = strings.TrimSpace(s.Verify + " " + value)
 		}
 	}
-	return s, hasFiles, hasVerify
+	return s
 }
 
 // cleanValue joins a value's lines and trims list markers and separators.
