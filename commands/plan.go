@@ -428,13 +428,23 @@ func (p *planExec) warn(format string, args ...any) {
 }
 
 // stepSink passes a run's events on, starting each step's text on a line
-// of its own.
+// of its own. A step's STEP DONE / STEP FAILED line is decode's contract,
+// not part of the answer: it is kept from stdout (the step's progress line
+// on stderr says the same).
 type stepSink struct {
 	next func(agent.Event)
 	mu   sync.Mutex
 	// midLine is whether the last text did not end with a newline; fresh
 	// is whether a step started since the last text.
 	midLine, fresh bool
+	// held is the start of a line that may be a STEP marker, kept back
+	// until the line ends or another event comes.
+	held string
+	// lineOpen is whether part of the current line was already passed on
+	// (so it is not a marker line); blanks are blank lines held back, as
+	// they come before a marker line or more text.
+	lineOpen bool
+	blanks   string
 }
 
 func (s *stepSink) newStep() {
@@ -445,21 +455,90 @@ func (s *stepSink) newStep() {
 
 func (s *stepSink) event(ev agent.Event) {
 	s.mu.Lock()
-	switch ev.Type {
-	case agent.EventText:
-		if ev.Text == "" {
-			break
+	var out []agent.Event
+	if ev.Type == agent.EventText {
+		if t := s.filter(ev.Text, false); t != "" {
+			ev.Text = s.lineStart(t)
+			out = append(out, ev)
 		}
-		if s.fresh && s.midLine {
-			ev.Text = "\n" + ev.Text
+	} else {
+		if t := s.filter("", true); t != "" {
+			out = append(out, agent.Event{Type: agent.EventText, Text: s.lineStart(t)})
 		}
-		s.fresh = false
-		s.midLine = !strings.HasSuffix(ev.Text, "\n")
-	case agent.EventToolCall:
-		s.midLine = false // the renderer ends the line before a tool line
+		if ev.Type == agent.EventToolCall {
+			s.midLine = false // the renderer ends the line before a tool line
+		}
+		out = append(out, ev)
 	}
 	s.mu.Unlock()
 	if s.next != nil {
-		s.next(ev)
+		for _, e := range out {
+			s.next(e)
+		}
 	}
+}
+
+// lineStart starts a new step's first text on a line of its own.
+func (s *stepSink) lineStart(t string) string {
+	if s.fresh && s.midLine {
+		t = "\n" + t
+	}
+	s.fresh = false
+	s.midLine = !strings.HasSuffix(t, "\n")
+	return t
+}
+
+// filter passes text on line by line, dropping STEP marker lines; a line
+// that may still become one is held until it ends or end is set.
+func (s *stepSink) filter(text string, end bool) string {
+	var b strings.Builder
+	rest := s.held + text
+	s.held = ""
+	for rest != "" {
+		line, after, complete := strings.Cut(rest, "\n")
+		rest = after
+		if !s.lineOpen && maybeStepMarker(line) {
+			if !complete && !end {
+				s.held = line
+				break
+			}
+			if isStepMarker(line) {
+				s.blanks = "" // dropped with its newline and the blank lines before it
+				continue
+			}
+			if complete && strings.TrimSpace(line) == "" {
+				s.blanks += line + "\n"
+				continue
+			}
+		}
+		b.WriteString(s.blanks)
+		s.blanks = ""
+		b.WriteString(line)
+		if complete {
+			b.WriteString("\n")
+		}
+		s.lineOpen = !complete && (s.lineOpen || line != "")
+	}
+	if end {
+		s.lineOpen = false // the next response starts a line of its own
+		s.blanks = ""
+	}
+	return b.String()
+}
+
+// stepMarkerLine trims what readStepResult allows around a marker.
+func stepMarkerLine(line string) string {
+	return strings.ToUpper(strings.Trim(strings.TrimSpace(line), "*_`#> "))
+}
+
+// isStepMarker is whether line is a STEP DONE / STEP FAILED line.
+func isStepMarker(line string) bool {
+	l := stepMarkerLine(line)
+	return strings.HasPrefix(l, "STEP DONE") || strings.HasPrefix(l, "STEP FAILED")
+}
+
+// maybeStepMarker is whether line is, or may grow into, a marker line.
+func maybeStepMarker(line string) bool {
+	l := stepMarkerLine(line)
+	return l == "" || isStepMarker(line) || strings.HasPrefix("STEP DONE", l) || strings.HasPrefix("STEP FAILED", l)
 }

@@ -65,6 +65,18 @@ func (m *meta) observe(e Entry) {
 				m.title = oneLine(d.Text, maxTitle)
 			}
 		}
+	case TypePlan:
+		// A run that carries out a plan is named by the plan's task (or
+		// its first step), not by the instruction decode sends for it.
+		var d PlanData
+		if m.title == "" && e.Decode(&d) == nil {
+			switch {
+			case strings.TrimSpace(d.Task) != "":
+				m.title = oneLine(d.Task, maxTitle)
+			case len(d.Steps) > 0:
+				m.title = oneLine(d.Steps[0].Text, maxTitle)
+			}
+		}
 	case TypeStart:
 		m.modelData = e.Data
 		m.modelName()
