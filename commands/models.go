@@ -62,6 +62,8 @@ type modelsReport struct {
 	Providers []providerReport `json:"providers"`
 	// Configured are the windows config gives ([models."NAME"]), by name.
 	Configured []configuredModel `json:"configured"`
+	// Aliases are the short names -m takes.
+	Aliases []providers.Alias `json:"aliases"`
 }
 
 // configuredModel is a model's window as config sets it.
@@ -109,6 +111,7 @@ func modelsRun(o *ModelsOptions) error {
 		fmt.Fprintln(f.IO.Err, "decode: warning: "+w)
 	}
 	rep := f.modelsReport(cfg)
+	rep.Aliases = providers.Aliases()
 	rep.Configured = []configuredModel{}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Models)) {
 		if w, ok := modelWindow(cfg, name); ok && cfg.Models[name].ContextWindow > 0 {
@@ -204,6 +207,14 @@ func printModels(w io.Writer, rep modelsReport) {
 	}
 	if len(rep.Configured) == 0 {
 		fmt.Fprintln(&b, "A model not listed has no known window: set context_window under [models.\"NAME\"] in config so long sessions compact in time.")
+	}
+
+	var names []string
+	for _, a := range rep.Aliases {
+		names = append(names, a.Name+" = "+a.Model)
+	}
+	if len(names) > 0 {
+		fmt.Fprintf(&b, "Aliases for -m: %s.\n", strings.Join(names, ", "))
 	}
 
 	fmt.Fprintln(&b)

@@ -94,9 +94,40 @@ var prefixes = []struct{ prefix, provider string }{
 	{"claude-", "anthropic"}, {"deepseek-", "deepseek"},
 }
 
-// Split turns a model name into provider and model, inferring the provider
-// from a known prefix when none is given.
+// Alias is a short model name for -m and what it stands for.
+type Alias struct {
+	Name  string `json:"alias"`
+	Model string `json:"model"`
+}
+
+// aliases are resolved before a provider is inferred. gpt-5 and other
+// bare names with a known prefix need none.
+var aliases = []Alias{
+	{"sonnet", "anthropic:claude-sonnet-4-5"},
+	{"opus", "anthropic:claude-opus-4-1"},
+	{"haiku", "anthropic:claude-haiku-4-5"},
+	{"flash", "gemini:gemini-2.5-flash"},
+	{"flash-lite", "gemini:gemini-2.5-flash-lite"},
+	{"pro", "gemini:gemini-2.5-pro"},
+}
+
+// Aliases returns the alias table.
+func Aliases() []Alias { return append([]Alias(nil), aliases...) }
+
+// Expand returns the model an alias stands for, or name itself.
+func Expand(name string) string {
+	for _, a := range aliases {
+		if a.Name == name {
+			return a.Model
+		}
+	}
+	return name
+}
+
+// Split turns a model name into provider and model, expanding an alias
+// and inferring the provider from a known prefix when none is given.
 func Split(name string) (string, string, error) {
+	name = Expand(name)
 	if p, m, ok := strings.Cut(name, ":"); ok {
 		if _, known := Find(p); !known && p != Script {
 			return "", "", &llm.Error{Kind: llm.ErrConfig, Provider: p,
