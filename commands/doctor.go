@@ -176,6 +176,9 @@ func baseURLChecks(f *Factory, cfg Config) []check {
 	seen := map[string]bool{}
 	for _, p := range providers.All() {
 		src, raw := p.BaseEnv, f.Getenv(p.BaseEnv)
+		if p.HostEnv != "" && f.Getenv(p.HostEnv) != "" {
+			raw, src = p.Endpoint(f.Getenv, providers.Settings{})
+		}
 		if raw == "" {
 			src, raw = "providers."+p.Name+".base_url", cfg.Providers[p.Name].BaseURL
 		}

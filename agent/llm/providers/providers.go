@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"sort"
 	"strings"
@@ -28,6 +29,9 @@ type Provider struct {
 	KeyEnv []string
 	// BaseEnv is the variable overriding the base URL.
 	BaseEnv string
+	// HostEnv is a variable naming the server as its own tools do
+	// (OLLAMA_HOST: "host:port" or a URL); it comes before BaseEnv.
+	HostEnv string
 	// BaseURL is the default endpoint.
 	BaseURL string
 	// Model is the default model when the provider is chosen by its key.
@@ -58,7 +62,7 @@ var all = []Provider{
 	{Name: "anthropic", KeyEnv: []string{"ANTHROPIC_API_KEY"}, BaseEnv: "ANTHROPIC_BASE_URL", BaseURL: "https://api.anthropic.com", Model: "claude-sonnet-4-5", build: buildAnthropic},
 	{Name: "openrouter", KeyEnv: []string{"OPENROUTER_API_KEY"}, BaseEnv: "OPENROUTER_BASE_URL", BaseURL: "https://openrouter.ai/api/v1", Model: "openai/gpt-4.1-mini", build: buildOpenAI},
 	{Name: "deepseek", KeyEnv: []string{"DEEPSEEK_API_KEY"}, BaseEnv: "DEEPSEEK_BASE_URL", BaseURL: "https://api.deepseek.com/v1", Model: "deepseek-chat", build: buildOpenAI},
-	{Name: "ollama", BaseEnv: "OPENAI_BASE_URL", BaseURL: "http://localhost:11434/v1", NoKey: true, build: buildOpenAI},
+	{Name: "ollama", HostEnv: "OLLAMA_HOST", BaseEnv: "OPENAI_BASE_URL", BaseURL: "http://localhost:11434/v1", NoKey: true, build: buildOpenAI},
 }
 
 // Script is the name of the scripted provider (-m script:FILE), which
@@ -194,6 +198,9 @@ type Settings struct {
 // Endpoint is the base URL in effect for p and what set it: the
 // provider's variable, the config file ("config"), or "default".
 func (p Provider) Endpoint(getenv func(string) string, s Settings) (string, string) {
+	if v := strings.TrimSpace(getenv(p.HostEnv)); p.HostEnv != "" && v != "" {
+		return hostURL(v), p.HostEnv
+	}
 	if v := getenv(p.BaseEnv); v != "" {
 		return v, p.BaseEnv
 	}
@@ -201,6 +208,25 @@ func (p Provider) Endpoint(getenv func(string) string, s Settings) (string, stri
 		return s.BaseURL, "config"
 	}
 	return p.BaseURL, "default"
+}
+
+// hostURL makes OLLAMA_HOST's "host", "host:port" or URL a base URL of
+// Ollama's OpenAI-compatible API, as Ollama reads the variable: a bare
+// host gets http:// and port 11434 (a URL keeps its scheme's port), and
+// the API's /v1 is added.
+func hostURL(v string) string {
+	v = strings.TrimRight(v, "/")
+	if !strings.Contains(v, "://") {
+		host, path, _ := strings.Cut(v, "/")
+		if _, _, err := net.SplitHostPort(host); err != nil {
+			host = net.JoinHostPort(strings.Trim(host, "[]"), "11434")
+		}
+		v = "http://" + host
+		if path != "" {
+			v += "/" + path
+		}
+	}
+	return v + "/v1"
 }
 
 // KeyVars are the variables p's key is read from under s.
