@@ -52,6 +52,9 @@ type AgentOptions struct {
 	// SystemFile replaces the system prompt; AppendSystemFile extends it.
 	SystemFile       string
 	AppendSystemFile string
+	// SystemPrompt and AppendSystemPrompt are the same given inline.
+	SystemPrompt       string
+	AppendSystemPrompt string
 	// Plan names a plan session to carry out; PlanFile a plan in a file.
 	Plan     string
 	PlanFile string
@@ -106,6 +109,8 @@ func agentFlags(withMode bool) []cli.Flag {
 		&cli.StringFlag{Name: "idle-timeout", Usage: "fail a model request that receives nothing for `DURATION` (default 2m; 0 never), and retry it"},
 		&cli.StringFlag{Name: "system-file", Usage: "replace the system prompt with the text in `FILE`"},
 		&cli.StringFlag{Name: "append-system-file", Usage: "add the text in `FILE` to the system prompt"},
+		&cli.StringFlag{Name: "system-prompt", Usage: "replace the system prompt with `TEXT`"},
+		&cli.StringFlag{Name: "append-system-prompt", Usage: "add `TEXT` to the system prompt"},
 		&cli.BoolFlag{Name: "mcp-strict", Usage: "fail (exit 1) when a configured MCP server does not start, instead of warning and going on without it"},
 	}
 	// The gate's rules and the workspace apply to the read-only commands
@@ -151,18 +156,20 @@ func agentOptions(f *Factory, command string, c *cli.Context) *AgentOptions {
 		MaxStdin:  c.Int64("max-stdin"),
 		NoStdin:   c.Bool("no-stdin"),
 
-		JSON:             c.Bool("json"),
-		SchemaFile:       c.String("schema"),
-		MaxSteps:         c.Int("max-steps"),
-		MaxCost:          c.Float64("max-cost"),
-		Timeout:          c.Duration("timeout"),
-		IdleTimeout:      c.String("idle-timeout"),
-		OnAsk:            onAsk(c),
-		AddDirs:          c.StringSlice("add-dir"),
-		Sandbox:          c.String("sandbox"),
-		AllowNet:         c.StringSlice("allow-net"),
-		SystemFile:       c.String("system-file"),
-		AppendSystemFile: c.String("append-system-file"),
-		MCPStrict:        c.Bool("mcp-strict"),
+		JSON:               c.Bool("json"),
+		SchemaFile:         c.String("schema"),
+		MaxSteps:           c.Int("max-steps"),
+		MaxCost:            c.Float64("max-cost"),
+		Timeout:            c.Duration("timeout"),
+		IdleTimeout:        c.String("idle-timeout"),
+		OnAsk:              onAsk(c),
+		AddDirs:            c.StringSlice("add-dir"),
+		Sandbox:            c.String("sandbox"),
+		AllowNet:           c.StringSlice("allow-net"),
+		SystemFile:         c.String("system-file"),
+		AppendSystemFile:   c.String("append-system-file"),
+		SystemPrompt:       c.String("system-prompt"),
+		AppendSystemPrompt: c.String("append-system-prompt"),
+		MCPStrict:          c.Bool("mcp-strict"),
 	}
 }

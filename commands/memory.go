@@ -38,6 +38,8 @@ type MemoryOptions struct {
 	// SystemFile and AppendSystemFile are as for ask, run and plan.
 	SystemFile       string
 	AppendSystemFile string
+	// SystemPrompt and AppendSystemPrompt are the same given inline.
+	SystemPrompt, AppendSystemPrompt string
 }
 
 // NewCmdMemory builds `decode memory`. runF replaces the run function in tests.
@@ -68,6 +70,8 @@ sent with it: what every request costs before the first message.
 			&cli.StringFlag{Name: "mode", Usage: "with --prompt, the permission `MODE` of the run"},
 			&cli.StringFlag{Name: "system-file", Usage: "with --prompt, replace the built-in prompt with the text in `FILE`"},
 			&cli.StringFlag{Name: "append-system-file", Usage: "with --prompt, add the text in `FILE` to the prompt"},
+			&cli.StringFlag{Name: "system-prompt", Usage: "with --prompt, replace the built-in prompt with `TEXT`"},
+			&cli.StringFlag{Name: "append-system-prompt", Usage: "with --prompt, add `TEXT` to the prompt"},
 			&cli.StringFlag{Name: "dir", Aliases: []string{"C"}, Usage: "run in `DIR` instead of the current directory"},
 		},
 		OnUsageError: onUsageError,
@@ -75,6 +79,7 @@ sent with it: what every request costs before the first message.
 			o := &MemoryOptions{
 				F: f, Dir: c.String("dir"), Prompt: c.Bool("prompt"), Command: "run", Mode: c.String("mode"),
 				SystemFile: c.String("system-file"), AppendSystemFile: c.String("append-system-file"),
+				SystemPrompt: c.String("system-prompt"), AppendSystemPrompt: c.String("append-system-prompt"),
 			}
 			switch {
 			case c.NArg() > 1 || c.NArg() == 1 && !o.Prompt:
@@ -113,6 +118,7 @@ func memoryRun(c *cli.Context, o *MemoryOptions) error {
 	ao := &AgentOptions{
 		F: f, Command: o.Command, Mode: o.Mode, Dir: o.Dir,
 		SystemFile: o.SystemFile, AppendSystemFile: o.AppendSystemFile,
+		SystemPrompt: o.SystemPrompt, AppendSystemPrompt: o.AppendSystemPrompt,
 	}
 	if o.Command != "run" {
 		ao.Mode = "plan" // ask and plan are read-only, as their commands set
@@ -195,6 +201,14 @@ func (f *Factory) systemPrompt(o *AgentOptions, mode, dir, root string, pm proje
 	extra, err := readSystemFile("--append-system-file", o.AppendSystemFile, dir, ws...)
 	if err != nil {
 		return "", err
+	}
+	// The inline flags: --system-prompt replaces like --system-file (one
+	// of them); --append-system-prompt comes after the file's text.
+	if o.SystemPrompt != "" {
+		replace = o.SystemPrompt
+	}
+	if o.AppendSystemPrompt != "" {
+		extra = strings.TrimSpace(strings.TrimSpace(extra) + "\n\n" + o.AppendSystemPrompt)
 	}
 	var skills []prompts.SkillLine
 	for _, s := range pm.skills {

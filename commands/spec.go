@@ -46,6 +46,9 @@ func (o *AgentOptions) checkFlags() error {
 	if o.Plan != "" && o.PlanFile != "" {
 		return usageErrorf("give --plan SESSION or --plan-file FILE, not both")
 	}
+	if o.SystemFile != "" && o.SystemPrompt != "" {
+		return usageErrorf("give --system-file FILE or --system-prompt TEXT, not both")
+	}
 	return nil
 }
 
@@ -62,6 +65,7 @@ func (o *AgentOptions) flagSpec(dir string, schema *responseSchema) session.RunS
 		AllowHosts:       slices.DeleteFunc(slices.Clone(o.AllowNet), func(h string) bool { return h == "*" }),
 		SystemFile:       fileRef(dir, o.SystemFile),
 		AppendSystemFile: fileRef(dir, o.AppendSystemFile),
+		SystemPrompt:     o.SystemPrompt, AppendSystemPrompt: o.AppendSystemPrompt,
 	}
 	if schema != nil {
 		s.Schema, s.SchemaFile = schema.raw, absPath(dir, schema.path)
@@ -168,6 +172,8 @@ func (o *AgentOptions) apply(spec session.RunSpec, dir string) {
 	}
 	o.SystemFile = o.recordedFile("--system-file", o.SystemFile, spec.SystemFile, dir)
 	o.AppendSystemFile = o.recordedFile("--append-system-file", o.AppendSystemFile, spec.AppendSystemFile, dir)
+	o.SystemPrompt = firstNonEmpty(o.SystemPrompt, spec.SystemPrompt)
+	o.AppendSystemPrompt = firstNonEmpty(o.AppendSystemPrompt, spec.AppendSystemPrompt)
 }
 
 // recordedFile is the system prompt file a resumed run reads: the flag's

@@ -48,6 +48,10 @@ type RunSpec struct {
 	// SystemFile replaces the system prompt; AppendSystemFile extends it.
 	SystemFile       *FileRef `json:"system_file,omitempty"`
 	AppendSystemFile *FileRef `json:"append_system_file,omitempty"`
+	// SystemPrompt and AppendSystemPrompt are --system-prompt's and
+	// --append-system-prompt's text, kept so a resume sends the same.
+	SystemPrompt       string `json:"system_prompt,omitempty"`
+	AppendSystemPrompt string `json:"append_system_prompt,omitempty"`
 }
 
 // FileRef names a file by path and by the sha256 of its content, so that a
@@ -191,6 +195,14 @@ func (s RunSpec) Override(flags RunSpec) (RunSpec, []SpecChange) {
 		num("append-system-file", true, refText(s.AppendSystemFile), refText(flags.AppendSystemFile), false)
 		out.AppendSystemFile = flags.AppendSystemFile
 	}
+	if flags.SystemPrompt != "" && flags.SystemPrompt != s.SystemPrompt {
+		num("system-prompt", true, clipSpec(s.SystemPrompt), clipSpec(flags.SystemPrompt), false)
+		out.SystemPrompt = flags.SystemPrompt
+	}
+	if flags.AppendSystemPrompt != "" && flags.AppendSystemPrompt != s.AppendSystemPrompt {
+		num("append-system-prompt", true, clipSpec(s.AppendSystemPrompt), clipSpec(flags.AppendSystemPrompt), false)
+		out.AppendSystemPrompt = flags.AppendSystemPrompt
+	}
 	return out, ch
 }
 
@@ -239,6 +251,15 @@ func durText(d time.Duration) string {
 		return "no limit"
 	}
 	return d.String()
+}
+
+// clipSpec shows a prompt text of a spec change in a few words.
+func clipSpec(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 40 {
+		return string(r[:39]) + "…"
+	}
+	return s
 }
 
 func refText(r *FileRef) string {
