@@ -156,7 +156,9 @@ type endEvent struct {
 	Cost  *float64 `json:"cost"`
 	Turns int      `json:"turns"`
 	Ms    int64    `json:"ms"`
-	// Result is the validated answer of a --schema run; null otherwise.
+	// Result is the final answer of a run that succeeded: with --schema
+	// the validated JSON, else the answer's text as a string; null
+	// otherwise.
 	Result json.RawMessage `json:"result"`
 }
 
@@ -282,8 +284,16 @@ func (j *jsonRenderer) end(out agent.Outcome, err error) {
 		c := math.Round(out.Cost*1e10) / 1e10
 		e.Cost = &c
 	}
-	if j.schema && err == nil && json.Valid([]byte(out.Text)) {
+	switch {
+	case err != nil || out.Text == "":
+	case j.schema && json.Valid([]byte(out.Text)):
 		e.Result = json.RawMessage(out.Text)
+	case !j.schema:
+		// The final answer as a string, as --output-last-message would
+		// keep it: a script need not join the text events.
+		if s, err := json.Marshal(out.Text); err == nil {
+			e.Result = s
+		}
 	}
 	j.emit(e)
 }
