@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -174,18 +175,43 @@ func TestListingNeverMissesASessionDuringPackRefs(t *testing.T) {
 			tb.git(dir, "pack-refs", "--all")
 		}
 	})
-	misses, listings := 0, 0
+	// Sessions made in the same millisecond share their first 9 characters,
+	// so each is resolved by its shortest prefix that no other one has.
+	var ids []string
+	for _, s := range sessions {
+		ids = append(ids, s.ID())
+	}
+	prefixes := make([]string, len(ids))
+	for i, id := range ids {
+		prefixes[i] = id
+		for n := 6; n < len(id); n++ {
+			unique := true
+			for j, other := range ids {
+				if j != i && strings.HasPrefix(other, id[:n]) {
+					unique = false
+					break
+				}
+			}
+			if unique {
+				prefixes[i] = id[:n]
+				break
+			}
+		}
+	}
+	listMisses, resolveMisses, listings := 0, 0, 0
 	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); listings++ {
 		infos, err := st.List(ctx)
 		require.NoError(t, err)
 		if len(infos) != len(sessions) {
-			misses++
+			listMisses++
 		}
-		if id, err := st.Resolve(ctx, sessions[listings%len(sessions)].ID()[:9]); err != nil || id != sessions[listings%len(sessions)].ID() {
-			misses++
+		i := listings % len(ids)
+		if id, err := st.Resolve(ctx, prefixes[i]); err != nil || id != ids[i] {
+			resolveMisses++
 		}
 	}
 	close(stop)
 	wg.Wait()
-	assert.Zero(t, misses, "%d of %d listings and prefix resolutions missed a session", misses, listings)
+	assert.Zero(t, listMisses, "%d of %d listings missed a session", listMisses, listings)
+	assert.Zero(t, resolveMisses, "%d of %d prefix resolutions missed a session", resolveMisses, listings)
 }
