@@ -335,6 +335,19 @@ func sessionDir(cwd string) (string, error) {
 	return filepath.Clean(cwd), nil
 }
 
+// storeFor checks a client's cwd and opens the session store it belongs to.
+func (s *acpServer) storeFor(cwd string) (string, *session.Store, error) {
+	dir, err := sessionDir(cwd)
+	if err != nil {
+		return "", nil, err
+	}
+	st, err := s.f.storeAt(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	return dir, st, nil
+}
+
 func (s *acpServer) newSession(ctx context.Context, params json.RawMessage) (any, error) {
 	var p struct {
 		Cwd string `json:"cwd"`
@@ -342,11 +355,7 @@ func (s *acpServer) newSession(ctx context.Context, params json.RawMessage) (any
 	if err := decodeParams(params, &p); err != nil {
 		return nil, err
 	}
-	dir, err := sessionDir(p.Cwd)
-	if err != nil {
-		return nil, err
-	}
-	st, err := s.f.storeAt(dir)
+	dir, st, err := s.storeFor(p.Cwd)
 	if err != nil {
 		return nil, err
 	}
@@ -439,11 +448,7 @@ func (s *acpServer) listSessions(ctx context.Context, params json.RawMessage) (a
 		}
 		dir = wd
 	}
-	dir, err := sessionDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	st, err := s.f.storeAt(dir)
+	dir, st, err := s.storeFor(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -476,11 +481,7 @@ func (s *acpServer) loadSession(ctx context.Context, params json.RawMessage) (an
 	if err := decodeParams(params, &p); err != nil {
 		return nil, err
 	}
-	dir, err := sessionDir(p.Cwd)
-	if err != nil {
-		return nil, err
-	}
-	st, err := s.f.storeAt(dir)
+	dir, st, err := s.storeFor(p.Cwd)
 	if err != nil {
 		return nil, err
 	}
