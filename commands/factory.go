@@ -45,6 +45,11 @@ type Factory struct {
 	// Prompting, when set (by Main), marks an approval prompt open until the
 	// function it returns is called: a signal then cancels at once.
 	Prompting func() func()
+	// NoticeTo, when set (by Main), takes the writer a run at a terminal
+	// prints its stderr lines through (it clears the spinner's line
+	// first): the first signal's "stopping after the current step" goes
+	// there, not over the spinner.
+	NoticeTo func(io.Writer)
 }
 
 // NewFactory returns a Factory over the real process.

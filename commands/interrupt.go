@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"sync/atomic"
@@ -20,6 +21,21 @@ type interrupts struct {
 	// prompting counts open approval prompts: a signal while one is open
 	// cancels at once, since the person answered the question with Ctrl-C.
 	prompting atomic.Int32
+	// notices is where the stop notice goes when a run at a terminal set
+	// it (its stderr writer, which clears the spinner's line first); nil
+	// means the factory's stderr.
+	notices atomic.Pointer[io.Writer]
+}
+
+// noticeTo sends the stop notice to w.
+func (in *interrupts) noticeTo(w io.Writer) { in.notices.Store(&w) }
+
+// noticeWriter is where the stop notice goes.
+func (in *interrupts) noticeWriter(def io.Writer) io.Writer {
+	if w := in.notices.Load(); w != nil {
+		return *w
+	}
+	return def
 }
 
 // prompt marks an approval prompt open until the returned function runs.
@@ -43,6 +59,8 @@ func withSignals(parent context.Context, f *Factory) (context.Context, func()) {
 	in := &interrupts{soft: make(chan struct{})}
 	f.SoftStop = in.claim
 	f.Prompting = in.prompt
+	f.NoticeTo = in.noticeTo
+	errw := f.IO.Err
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	done := make(chan struct{})
@@ -54,7 +72,7 @@ func withSignals(parent context.Context, f *Factory) (context.Context, func()) {
 		}
 		close(in.soft)
 		if in.claimed.Load() && in.prompting.Load() == 0 {
-			fmt.Fprintln(f.IO.Err, "decode: stopping after the current step; interrupt again to stop now")
+			fmt.Fprintln(in.noticeWriter(errw), "decode: stopping after the current step; interrupt again to stop now")
 			select {
 			case <-sigs:
 			case <-done:

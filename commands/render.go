@@ -239,6 +239,7 @@ func ttyApprover(s *IOStreams, r sync.Locker, prompting func() func()) agent.App
 		if prompting != nil {
 			defer prompting()()
 		}
+		flushStreams(s)
 		// The whole call, escaped: a newline or an escape sequence in it
 		// must show, never act on the terminal or hide what would run.
 		fmt.Fprintf(tty, "decode: allow %s %s? %s [y/N] ", terminalSafe(call.Name), promptCall(call.Args), terminalSafe(v.Reason))
@@ -265,5 +266,16 @@ func ttyApprover(s *IOStreams, r sync.Locker, prompting func() func()) agent.App
 			return true, ""
 		}
 		return false, "the user declined this call"
+	}
+}
+
+// flushStreams passes on what stdout's and stderr's redacting writers hold
+// back (a line not yet ended, the spinner's clearing), so that it reaches
+// the terminal before a prompt written to it directly.
+func flushStreams(s *IOStreams) {
+	for _, w := range []io.Writer{s.Out, s.Err} {
+		if f, ok := w.(interface{ Flush() error }); ok {
+			f.Flush()
+		}
 	}
 }

@@ -50,6 +50,9 @@ func newSink(f *Factory, o *AgentOptions) sink {
 	s := *f.IO
 	if term.color || term.spin {
 		s.Err = term.writer(f.IO.Err)
+		if f.NoticeTo != nil {
+			f.NoticeTo(s.Err)
+		}
 	}
 	var out sink = newRenderer(&s, o.Quiet)
 	if o.SchemaFile != "" {
@@ -64,8 +67,17 @@ func newSink(f *Factory, o *AgentOptions) sink {
 // The text renderer is a sink as it is: it has nothing to say at the
 // start, and Main prints the error that ends a command.
 
-// Lock holds the renderer's output while a person is asked.
-func (r *renderer) Lock() { r.mu.Lock() }
+// Lock holds the renderer's output while a person is asked. The question
+// starts on a line of its own: the streamed line is ended first, and the
+// narration held back (stdout not a terminal) is shown on stderr, so the
+// person reads what the model said before what it asks to do.
+func (r *renderer) Lock() {
+	r.mu.Lock()
+	r.narration()
+	if !r.atLineStart {
+		r.text("\n")
+	}
+}
 
 // Unlock releases what Lock held.
 func (r *renderer) Unlock() { r.mu.Unlock() }

@@ -231,3 +231,59 @@ func TestTerminalApprovalPromptEscapesTheCommand(t *testing.T) {
 	assert.Contains(t, screen, `allow bash echo hi\r\x1b[2K\x1b[1Aecho safe\nrm -rf made?`, "the whole command, escapes and newline visible")
 	assert.NotContains(t, screen, "\x1b[2K", "the escape sequence never reaches the terminal raw")
 }
+
+func TestTerminalApprovalPromptStartsOnItsOwnLine(t *testing.T) {
+	dir := testRepo(t, "touch.json", `{"responses": [
+		{"text": "Let me create it.", "calls": [{"name": "bash", "args": {"command": "touch made.txt"}}]},
+		{"text": "Done."}
+	]}`, "quiet.json", `{"responses": [
+		{"delay_ms": 400, "calls": [{"name": "bash", "args": {"command": "touch made.txt"}}]},
+		{"text": "Done."}
+	]}`)
+
+	t.Run("after text streamed without a newline", func(t *testing.T) {
+		p := startOnPty(t, dir, decodeEnv(dir, "TERM=dumb"), true, "run", "-m", "script:touch.json", "make a file")
+		p.waitFor(t, "decode: allow bash")
+		screen := p.screen()
+		p.type_(t, "\x03")
+		p.exit(t)
+		assert.Contains(t, screen, "Let me create it.\r\ndecode: allow bash", "the prompt starts below the streamed text")
+	})
+
+	t.Run("with stdout in a pipe, the narration comes first", func(t *testing.T) {
+		p := startOnPty(t, dir, decodeEnv(dir, "TERM=dumb"), false, "run", "-m", "script:touch.json", "make a file")
+		p.waitFor(t, "decode: allow bash")
+		screen := p.screen()
+		p.type_(t, "\x03")
+		p.exit(t)
+		assert.Contains(t, screen, "Let me create it.\r\ndecode: allow bash", "what the model said shows above its question")
+	})
+
+	t.Run("after the spinner", func(t *testing.T) {
+		p := startOnPty(t, dir, decodeEnv(dir, "TERM=xterm", "NO_COLOR=1"), false, "run", "-m", "script:quiet.json", "make a file")
+		p.waitFor(t, "decode: allow bash")
+		screen := p.screen()
+		p.type_(t, "\x03")
+		p.exit(t)
+		require.Contains(t, screen, "⠋ quiet.json", "the spinner was drawn")
+		before, _, _ := strings.Cut(screen, "decode: allow bash")
+		assert.True(t, strings.HasSuffix(before, "\r\x1b[K") || strings.HasSuffix(before, "\n"),
+			"the spinner's line is cleared before the prompt: %q", before[max(0, len(before)-40):])
+	})
+}
+
+func TestTerminalSpinnerClearedBeforeStopping(t *testing.T) {
+	dir := testRepo(t, "slow.json", `{"responses": [
+		{"delay_ms": 1500, "calls": [{"name": "glob", "args": {"pattern": "*.json"}}]},
+		{"text": "Found it."}
+	]}`)
+	p := startOnPty(t, dir, decodeEnv(dir, "TERM=xterm", "NO_COLOR=1"), false, "run", "-m", "script:slow.json", "find the script")
+	p.waitFor(t, "⠋ slow.json")
+	p.type_(t, "\x03")
+	assert.Equal(t, ExitInterrupted, p.exit(t), "the first Ctrl-C stops after the step")
+	screen := p.screen()
+	before, _, found := strings.Cut(screen, "decode: stopping after the current step")
+	require.True(t, found, "the terminal shows the stop notice:\n%s", screen)
+	assert.True(t, strings.HasSuffix(before, "\r\x1b[K"),
+		"the spinner's line is cleared before the notice: %q", before[max(0, len(before)-40):])
+}
