@@ -5,13 +5,58 @@ package session
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"decode/agent/llm"
 )
 
-// Version is the entry schema version written by this build.
+// Version is the entry schema version written by this build. Reading a
+// session passes each older entry through migrations and refuses one newer
+// than this (a *VersionError).
 const Version = 1
+
+// migrations turn an entry of schema version v (the key) into one of
+// version v+1. When Version goes up, the change to an entry's shape gets a
+// function here, so sessions written before it read as if written now. A
+// missing step means the shape did not change (version 0 is a line written
+// without "v", which reads as version 1).
+var migrations = map[int]func(Entry) (Entry, error){}
+
+// VersionError reports an entry written by a newer decode, whose schema
+// this build does not know. The session is refused whole rather than read
+// in part, so nothing is resumed or appended on a misreading of it.
+type VersionError struct {
+	Session string
+	Entry   int // the first such entry's id
+	Version int // its schema version
+}
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("session %s: entry %d has schema version %d; this decode reads versions up to %d: upgrade decode to read it (the session is left as it is)",
+		e.Session, e.Entry, e.Version, Version)
+}
+
+// migrate brings an entry read from a session up to Version.
+func migrate(e Entry) (Entry, error) {
+	switch {
+	case e.V > Version:
+		return e, &VersionError{Entry: e.ID, Version: e.V}
+	case e.V < 0:
+		return e, fmt.Errorf("entry %d has schema version %d", e.ID, e.V)
+	}
+	for e.V < Version {
+		from := e.V
+		if step := migrations[from]; step != nil {
+			var err error
+			if e, err = step(e); err != nil {
+				return e, fmt.Errorf("migrate entry %d from schema version %d: %w", e.ID, from, err)
+			}
+		}
+		e.V = from + 1
+	}
+	return e, nil
+}
 
 // Entry types. Readers keep and skip types they do not know.
 const (

@@ -64,6 +64,9 @@ type Session struct {
 	meta     meta
 	// tornTail is set when unreadable lines follow the last entry read.
 	tornTail bool
+	// newer is the first entry read whose schema version is newer than
+	// this build's; load refuses the session with it.
+	newer *VersionError
 	// seen maps the ids read so far to where, while loading.
 	seen map[int]linePos
 
@@ -133,6 +136,10 @@ func (s *Session) load(h plumbing.Hash) error {
 			return fmt.Errorf("load session %s: %s: %w", s.id, ch.Name, err)
 		}
 		fresh.parseChunk(i, data)
+		if fresh.newer != nil {
+			fresh.newer.Session = s.id
+			return fresh.newer
+		}
 		if i == len(fresh.chunks)-1 {
 			fresh.last = data
 		}
@@ -211,6 +218,13 @@ func (s *Session) parseChunk(i int, data []byte) {
 			line = bytes.ToValidUTF8(line, []byte("\uFFFD"))
 		}
 		e, err := parseEntry(line)
+		if err == nil {
+			e, err = migrate(e)
+		}
+		if ve, ok := err.(*VersionError); ok {
+			s.newer = ve
+			return
+		}
 		if err != nil {
 			if end == len(data) && data[end-1] != '\n' {
 				err = fmt.Errorf("truncated line: %w", err)
