@@ -317,7 +317,7 @@ func TestUnknownEntriesKeptByteExact(t *testing.T) {
 	tb := newTestbed(t)
 	dir := tb.repo()
 	raw := `{"v":1,"id":1,"ts":"2026-01-01T00:00:00Z","type":"user","data":{"text":"hi"},"future_field":[1, 2]}` + "\n" +
-		`{"v":9,"id":2,"parent":1,"ts":"2026-01-01T00:00:01Z","type":"hologram","data":{"x": "y"}}` + "\n"
+		`{"v":1,"id":2,"parent":1,"ts":"2026-01-01T00:00:01Z","type":"hologram","data":{"x": "y"}}` + "\n"
 	id := writeRawSession(tb, dir, "0000000raw", map[string]string{"000000.jsonl": raw})
 
 	st := tb.store(dir)
