@@ -20,7 +20,7 @@ terminal and is denied (with the reason, to the model) without one.
 
    git diff | decode ask "what does this change do?"
    decode ask "where is the config loaded?"`,
-		Flags:        agentFlags(false),
+		Flags:        append(agentFlags(false), lastMessageFlag()),
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
 			o := agentOptions(f, "ask", c)

@@ -18,6 +18,9 @@ func resumeDue(ctx context.Context, ro *ResumeOptions) error {
 	if len(ro.Args) > 0 {
 		return usageErrorf("--due continues every session whose time has come; it takes no SESSION or PROMPT")
 	}
+	if ro.Agent.OutputLastMessage != "" {
+		return usageErrorf("--output-last-message with --due: several sessions may be continued; resume one session to keep its answer")
+	}
 	st, err := openStore(ro.Agent.F, ro.Agent.Dir)
 	if err != nil {
 		return err

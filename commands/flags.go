@@ -90,6 +90,19 @@ type AgentOptions struct {
 	// schemaRaw is a resumed session's recorded schema, used when no
 	// --schema is given.
 	schemaRaw []byte
+
+	// OutputLastMessage is --output-last-message as given: the file the
+	// final answer is written to when the run ends done; lastMessage is
+	// that path made absolute, once checked.
+	OutputLastMessage string
+	lastMessage       string
+}
+
+// lastMessageFlag is --output-last-message, for the commands that end
+// with an answer (ask, run, plan, resume, replay).
+func lastMessageFlag() cli.Flag {
+	return &cli.StringFlag{Name: "output-last-message", Aliases: []string{"o"},
+		Usage: "also write the final answer (the --json end event's result) to `FILE`, atomically, when the run ends done; a paused or failed run leaves FILE untouched"}
 }
 
 func agentFlags(withMode bool) []cli.Flag {
@@ -171,5 +184,6 @@ func agentOptions(f *Factory, command string, c *cli.Context) *AgentOptions {
 		SystemPrompt:       c.String("system-prompt"),
 		AppendSystemPrompt: c.String("append-system-prompt"),
 		MCPStrict:          c.Bool("mcp-strict"),
+		OutputLastMessage:  c.String("output-last-message"),
 	}
 }

@@ -38,7 +38,7 @@ bad answer exits 1.
    decode plan "add rate limiting to the client" > plan.md
    decode run --plan @          # carry out the latest plan
    decode run --plan-file plan.md`,
-		Flags:        agentFlags(false),
+		Flags:        append(agentFlags(false), lastMessageFlag()),
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
 			o := agentOptions(f, "plan", c)

@@ -40,7 +40,7 @@ found it (its first snapshot), recorded as an undoable rewind in the replay.
 
    decode replay 3f2a -m openai:gpt-4.1-mini
    decode log --diff 3f2a @`,
-		Flags: append(agentFlags(true),
+		Flags: append(agentFlags(true), lastMessageFlag(),
 			&cli.BoolFlag{Name: "code", Usage: "first restore the work tree to the code as the session found it"}),
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {

@@ -49,7 +49,7 @@ written by another decode process is not touched (exit 6).
    decode resume @~1 --mode edit
    decode resume --due          # from cron: every session whose sleep has ended
    decode fork 3f2a@12 && decode resume "try it without mocks"`,
-		Flags: append(agentFlags(true),
+		Flags: append(agentFlags(true), lastMessageFlag(),
 			&cli.BoolFlag{Name: "due", Usage: "continue every paused session whose wait (a long sleep) has ended; for cron"}),
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {

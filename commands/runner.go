@@ -111,6 +111,11 @@ func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {
 	}
 	r.begin(&opts, runInfo{Session: sessionID(sess), Model: opts.Model.Name(), Mode: gateMode(o, cfg), Cwd: dir, Command: o.Command, Version: f.Version})
 	out, err := d.run(ctx, opts, prompt)
+	if err == nil && o.lastMessage != "" {
+		// Before finish, so that a failed write is what the run reports
+		// (the answer is on stdout and in the session all the same).
+		err = writeLastMessage(o.lastMessage, out.Text)
+	}
 	r.finish(out, err)
 	if sess != nil && !o.Quiet {
 		fmt.Fprintf(f.IO.Err, "session %s\n", sess.ID())

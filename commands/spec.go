@@ -49,7 +49,7 @@ func (o *AgentOptions) checkFlags() error {
 	if o.SystemFile != "" && o.SystemPrompt != "" {
 		return usageErrorf("give --system-file FILE or --system-prompt TEXT, not both")
 	}
-	return nil
+	return o.checkLastMessage()
 }
 
 // flagSpec is what the flags give of a run spec: the fields of flags not
