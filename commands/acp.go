@@ -627,9 +627,9 @@ func (s *acpServer) runTurn(ctx, askCtx context.Context, sess *acpSession, turn 
 		sink.buf, sink.ctx = o.buffers, askCtx
 	}
 	s.mu.Unlock()
-	d := &driver{noPrompt: true, turns: func(ctx context.Context, opts agent.Options, _ string) (agent.Outcome, error) {
+	d := &driver{noPrompt: true, turns: agent.DriverFunc(func(ctx context.Context, opts agent.Options, _ string) (agent.Outcome, error) {
 		return agent.Run(ctx, opts, text)
-	}}
+	})}
 	st, err := f.storeAt(sess.cwd)
 	if err != nil {
 		return err

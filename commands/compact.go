@@ -82,10 +82,10 @@ func compactRun(ctx context.Context, co *CompactOptions) error {
 	}
 	o.Session, o.Opened = id, s
 	return runAgentWith(ctx, o, &driver{noPrompt: true,
-		turns: func(ctx context.Context, opts agent.Options, _ string) (agent.Outcome, error) {
+		turns: agent.DriverFunc(func(ctx context.Context, opts agent.Options, _ string) (agent.Outcome, error) {
 			c, err := agent.Compact(ctx, opts, co.Focus)
 			return agent.Outcome{Usage: c.Usage, Cost: c.Cost}, err
-		}})
+		})})
 }
 
 // sessionMode is the permission mode a session was started in.

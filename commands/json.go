@@ -340,7 +340,7 @@ func errorKind(err error) string {
 	if e := llm.AsError(err); e != nil && e.Kind != "" {
 		return string(e.Kind)
 	}
-	var se *SchemaError
+	var se *agent.SchemaError
 	if errors.As(err, &se) {
 		return "schema"
 	}

@@ -303,7 +303,7 @@ func TestJSONRenderer(t *testing.T) {
 	})
 
 	t.Run("schema failure kind", func(t *testing.T) {
-		err := &SchemaError{Path: "s.json", Err: errors.New("missing ok")}
+		err := &agent.SchemaError{Path: "s.json", Err: errors.New("missing ok")}
 		assert.Equal(t, "schema", errorKind(err))
 		assert.Equal(t, ExitError, ExitCode(err))
 	})

@@ -1,9 +1,7 @@
 package commands
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -13,12 +11,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"decode/agent"
 	"decode/agent/llm"
 	"decode/memory"
 	"decode/prompts"
 	"decode/secrets"
-	"decode/session"
 	"decode/tools"
 )
 
@@ -338,107 +334,6 @@ func specsJSON(specs []llm.ToolSpec) (string, []string, error) {
 	return b.String(), names, nil
 }
 
-// rememberLearned is --remember: at the end of a successful run, one short
-// model call (no tools, the conversation with tool output clipped) asks
-// for one sentence of what was learned about the project, which
-// memory.Remember appends, dated, to MEMORY.md in the repository root (or
-// the working directory). Failures are warnings: the run itself succeeded.
-func rememberLearned(ctx context.Context, o *AgentOptions, opts agent.Options) {
-	f := o.F
-	warn := func(format string, args ...any) {
-		fmt.Fprintf(f.IO.Err, "decode: warning: remember: "+format+"\n", args...)
-	}
-	say := func(format string, args ...any) {
-		if !o.Quiet {
-			fmt.Fprintf(f.IO.Err, "decode: "+format+"\n", args...)
-		}
-	}
-	req := llm.Request{
-		System:    prompts.Remember(),
-		Messages:  rememberMessages(opts.Log.Entries()),
-		MaxTokens: 300,
-	}
-	resp, err := llm.Collect(opts.Model.Stream(ctx, req))
-	if err != nil {
-		warn("%v", err)
-		return
-	}
-	sentence := rememberSentence(resp.Message.Text)
-	if sentence == "" {
-		say("nothing new to remember")
-		return
-	}
-	if len(sentence) > 400 {
-		warn("the model's sentence is %d bytes long, not one sentence; not written", len(sentence))
-		return
-	}
-	dir, err := f.workDir(o.Dir)
-	if err != nil {
-		warn("%v", err)
-		return
-	}
-	path := filepath.Join(firstNonEmpty(repoRoot(dir), dir), "MEMORY.md")
-	wrote, err := memory.Remember(path, sentence, time.Now())
-	switch {
-	case errors.Is(err, memory.ErrSecret):
-		warn("the sentence looks like it holds a secret; nothing written to %s", path)
-	case err != nil:
-		warn("%v", err)
-	case !wrote:
-		say("already in %s: %s", path, sentence)
-	default:
-		say("remembered in %s: %s", path, sentence)
-	}
-}
-
-// rememberMessages is the conversation for the remember call: the
-// session's messages with every tool call and result turned into a short
-// line of text, so no tool schemas are needed, the call stays cheap, and
-// the conversation keeps its turns (the script model answers by counting
-// them). The question comes last.
-func rememberMessages(entries []session.Entry) []llm.Message {
-	var out []llm.Message
-	add := func(role llm.Role, text string) {
-		if text = strings.TrimSpace(text); text == "" {
-			return
-		}
-		if n := len(out); n > 0 && out[n-1].Role == role {
-			out[n-1].Text += "\n\n" + text
-			return
-		}
-		out = append(out, llm.Message{Role: role, Text: text})
-	}
-	for _, m := range agent.Messages(entries) {
-		switch m.Role {
-		case llm.RoleUser:
-			add(llm.RoleUser, clipText(m.Text, 4000))
-		case llm.RoleAssistant:
-			var b strings.Builder
-			b.WriteString(m.Text)
-			for _, c := range m.Calls {
-				fmt.Fprintf(&b, "\n[called %s %s]", c.Name, agent.Summarize(c.Args))
-			}
-			text := b.String()
-			if strings.TrimSpace(text) == "" {
-				text = "[no text]"
-			}
-			add(llm.RoleAssistant, clipText(text, 4000))
-		case llm.RoleTool:
-			var b strings.Builder
-			for _, r := range m.Results {
-				state := "result"
-				if r.IsError {
-					state = "error"
-				}
-				fmt.Fprintf(&b, "[%s of %s: %s]\n", state, r.Name, clipText(r.Content, 300))
-			}
-			add(llm.RoleUser, b.String())
-		}
-	}
-	add(llm.RoleUser, "The session is over. What one sentence should go into MEMORY.md? Answer with only the sentence, or NONE.")
-	return out
-}
-
 // clipText keeps the first n bytes of s (on a rune boundary), marking a cut.
 func clipText(s string, n int) string {
 	if len(s) <= n {
@@ -451,22 +346,3 @@ func clipText(s string, n int) string {
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
-
-// rememberSentence takes the model's answer apart: its first non-blank
-// line without list markers or quotes, or "" for NONE.
-func rememberSentence(answer string) string {
-	for _, line := range strings.Split(answer, "\n") {
-		line = strings.TrimSpace(line)
-		line = strings.TrimLeft(line, "-*• ")
-		line = strings.Trim(line, "\"'`“”")
-		line = strings.TrimSpace(line)
-		if line == "" {
-			continue
-		}
-		if strings.EqualFold(strings.TrimRight(line, ". "), "none") {
-			return ""
-		}
-		return line
-	}
-	return ""
-}

@@ -12,9 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/urfave/cli/v2"
 
-	"decode/agent/llm"
 	"decode/prompts"
-	"decode/session"
 	"decode/tools"
 )
 
@@ -157,33 +155,6 @@ func TestSkillToolOnlyWithSkills(t *testing.T) {
 	assert.False(t, res.IsError, res.Content)
 	assert.Contains(t, res.Content, "Run the linter.")
 	assert.Contains(t, res.Content, filepath.Dir(userSkill), "the model learns the skill's folder")
-}
-
-func TestRememberMessagesKeepTurnsWithoutToolBlocks(t *testing.T) {
-	call := llm.ToolCall{ID: "c1", Name: "read", Args: json.RawMessage(`{"path":"a.go"}`)}
-	entries := []session.Entry{
-		session.NewEntry(session.TypeUser, session.UserData{Text: "fix a.go"}, ""),
-		session.NewEntry(session.TypeAssistant, session.AssistantData{Message: llm.Message{Role: llm.RoleAssistant, Text: "Looking.", Calls: []llm.ToolCall{call},
-			Native: &llm.Native{Provider: "gemini", Data: json.RawMessage(`{}`)}}}, ""),
-		session.NewEntry(session.TypeToolResult, session.ToolResultData{ToolResult: llm.ToolResult{CallID: "c1", Name: "read", Content: strings.Repeat("x", 5000)}}, ""),
-		session.NewEntry(session.TypeAssistant, session.AssistantData{Message: llm.Message{Role: llm.RoleAssistant, Text: "Fixed."}}, ""),
-	}
-
-	msgs := rememberMessages(entries)
-
-	var roles []llm.Role
-	for _, m := range msgs {
-		roles = append(roles, m.Role)
-		assert.Empty(t, m.Calls)
-		assert.Empty(t, m.Results)
-		assert.Nil(t, m.Native, "provider state of tool calls is not replayed")
-	}
-	assert.Equal(t, []llm.Role{llm.RoleUser, llm.RoleAssistant, llm.RoleUser, llm.RoleAssistant, llm.RoleUser}, roles,
-		"the assistant turns are kept, so the script model answers the next response")
-	assert.Contains(t, msgs[1].Text, `[called read a.go]`)
-	assert.Contains(t, msgs[2].Text, "[result of read: ")
-	assert.Less(t, len(msgs[2].Text), 400, "tool output is clipped")
-	assert.Contains(t, msgs[4].Text, "What one sentence should go into MEMORY.md?")
 }
 
 func TestCommandLinesToOptions(t *testing.T) {

@@ -48,28 +48,26 @@ bad answer exits 1.
 	}
 }
 
-// runRun is decode run: a plain run, a run that carries out a plan
-// (--plan, --plan-file), either with --remember.
+// runRun is decode run: a plain run, or a run that carries out a plan
+// (--plan, --plan-file); either with --remember (see AgentOptions.turns).
 func runRun(c *cli.Context, o *AgentOptions) error {
 	switch {
 	case o.Plan != "" && o.PlanFile != "":
 		return usageErrorf("give --plan SESSION or --plan-file FILE, not both")
 	case o.Plan != "" || o.PlanFile != "":
 		return runPlanned(c.Context, o)
-	case o.Remember:
-		return runAgentWith(c.Context, o, withRemember(o, nil))
 	}
 	return agentRun(c, o)
 }
 
-// driver runs a command's agent turns in one session in place of
-// runAgent's single agent.Run: decode plan asks again for a well-formed
-// plan, run --plan sends one turn per step, --remember adds a call at the
-// end. A nil *driver is one agent.Run.
+// driver is how a command's turns run: whether it reads a PROMPT, and
+// the core's driver for its turns. A nil *driver reads the prompt and
+// runs one agent.Run.
 type driver struct {
 	// noPrompt: the command takes no PROMPT and stdin is not read.
 	noPrompt bool
-	turns    func(ctx context.Context, opts agent.Options, prompt string) (agent.Outcome, error)
+	// turns runs the command's turns; nil is one agent.Run.
+	turns agent.Driver
 }
 
 // prompt reads the command's prompt.
@@ -84,36 +82,11 @@ func (d *driver) prompt(s *IOStreams, o *AgentOptions) (string, error) {
 	return readPrompt(s, prompt, o.MaxStdin)
 }
 
-// run carries out the command's turns.
-func (d *driver) run(ctx context.Context, opts agent.Options, prompt string) (agent.Outcome, error) {
-	if d == nil || d.turns == nil {
-		return agent.Run(ctx, opts, prompt)
-	}
-	return d.turns(ctx, opts, prompt)
-}
-
-// withRemember runs d, then, when it succeeded and o asks for it, the
-// --remember call.
-func withRemember(o *AgentOptions, d *driver) *driver {
-	if !o.Remember {
-		return d
-	}
-	w := &driver{noPrompt: d != nil && d.noPrompt}
-	w.turns = func(ctx context.Context, opts agent.Options, prompt string) (agent.Outcome, error) {
-		out, err := d.run(ctx, opts, prompt)
-		if err == nil {
-			rememberLearned(ctx, o, opts)
-		}
-		return out, err
-	}
-	return w
-}
-
 // planRun is decode plan.
 func planRun(c *cli.Context, o *AgentOptions) error {
-	return runAgentWith(c.Context, o, &driver{turns: func(ctx context.Context, opts agent.Options, prompt string) (agent.Outcome, error) {
+	return runAgentWith(c.Context, o, &driver{turns: agent.DriverFunc(func(ctx context.Context, opts agent.Options, prompt string) (agent.Outcome, error) {
 		return makePlan(ctx, o, opts, prompt)
-	}})
+	})})
 }
 
 // makePlan runs the planning turn, sends a malformed answer back once with
@@ -204,7 +177,7 @@ func runPlanned(ctx context.Context, o *AgentOptions) error {
 		return err
 	}
 	p := &planExec{o: o, plan: plan}
-	return runAgentWith(ctx, o, withRemember(o, &driver{noPrompt: true, turns: p.run}))
+	return runAgentWith(ctx, o, &driver{noPrompt: true, turns: agent.DriverFunc(p.run)})
 }
 
 // loadPlan reads the plan to carry out: the last plan entry of a session,

@@ -148,18 +148,6 @@ func TestReadStepResult(t *testing.T) {
 	}
 }
 
-func TestRememberSentence(t *testing.T) {
-	for answer, want := range map[string]string{
-		"Run go test ./... from the repo root.":                   "Run go test ./... from the repo root.",
-		"\n- \"Integration tests need DOCKER_HOST set.\"\n\nmore": "Integration tests need DOCKER_HOST set.",
-		"NONE":   "",
-		"None.":  "",
-		"  \n  ": "",
-	} {
-		assert.Equal(t, want, rememberSentence(answer), "%q", answer)
-	}
-}
-
 // The STEP marker line is kept from the answer however the stream cuts
 // it; text that only starts like one, or that says it mid-line, passes.
 func TestStepSinkDropsMarkerLines(t *testing.T) {

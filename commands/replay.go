@@ -121,7 +121,7 @@ func replayRun(ctx context.Context, ro *ReplayOptions) error {
 		fmt.Fprintf(o.F.IO.Err, "replaying %s of %s on %s as session %s\n", plural(len(turns), "turn"), src.ID(), o.Model, s.ID())
 	}
 	o.Session = s.ID()
-	return runAgentWith(ctx, o, &driver{noPrompt: true, turns: replayTurns(turns, !o.JSON)})
+	return runAgentWith(ctx, o, &driver{noPrompt: true, turns: agent.DriverFunc(replayTurns(turns, !o.JSON))})
 }
 
 // replayTurns runs the prompts of turns one after another, each to the end

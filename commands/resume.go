@@ -104,9 +104,9 @@ func resumeRun(ctx context.Context, ro *ResumeOptions) error {
 	}
 	o.Session, o.Opened = id, s
 	return runAgentWith(ctx, o, &driver{noPrompt: true,
-		turns: func(ctx context.Context, opts agent.Options, _ string) (agent.Outcome, error) {
+		turns: agent.DriverFunc(func(ctx context.Context, opts agent.Options, _ string) (agent.Outcome, error) {
 			return agent.Run(ctx, opts, prompt)
-		}})
+		})})
 }
 
 // resumeTarget works out which session and prompt the arguments mean. The

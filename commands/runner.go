@@ -31,7 +31,7 @@ func runAgent(ctx context.Context, o *AgentOptions) error {
 }
 
 // runAgentWith is runAgent with the agent's turns run by d (decode plan,
-// run --plan, --remember) in place of one agent.Run with the prompt.
+// run --plan, replay, resume) in place of one agent.Run with the prompt.
 func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {
 	f := o.F
 	r := newSink(f, o)
@@ -62,7 +62,6 @@ func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {
 	if o.spec == nil {
 		o.apply(o.newSpec(cfg, dir, schema), dir)
 	}
-	d = withSchema(schema, r.warn, d)
 	opts, err := f.agentSetup(ctx, o, cfg, dir, root)
 	if err != nil {
 		return err
@@ -78,7 +77,7 @@ func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {
 		r.warn(o.sandbox.warning)
 	}
 	opts.Sink = r.event
-	schema.apply(&opts)
+	schema.Apply(&opts)
 	if o.approve != nil {
 		opts.Approve = o.approve
 	} else if f.IO.TTY != nil {
@@ -110,7 +109,7 @@ func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {
 		return err
 	}
 	r.begin(&opts, runInfo{Session: sessionID(sess), Model: opts.Model.Name(), Mode: gateMode(o, cfg), Cwd: dir, Command: o.Command, Version: f.Version})
-	out, err := d.run(ctx, opts, prompt)
+	out, err := agent.RunTurns(ctx, opts, o.turns(d, schema, r, dir, root), prompt)
 	if err == nil && o.lastMessage != "" {
 		// Before finish, so that a failed write is what the run reports
 		// (the answer is on stdout and in the session all the same).
@@ -124,6 +123,32 @@ func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {
 		err = &pausedSession{ID: sess.ID(), err: err}
 	}
 	return err
+}
+
+// turns is what the command asks of the core: d's turns (one agent.Run
+// when d is nil), checked against the schema, then --remember.
+func (o *AgentOptions) turns(d *driver, schema *agent.ResponseSchema, r sink, dir, root string) agent.Turns {
+	t := agent.Turns{Schema: schema, Progress: o.progress(r)}
+	if d != nil {
+		t.Driver = d.turns
+	}
+	if o.Remember {
+		t.Remember = &agent.Remember{Path: filepath.Join(firstNonEmpty(root, dir), "MEMORY.md")}
+	}
+	return t
+}
+
+// progress prints what a command of several turns says on stderr
+// (nothing under -q); warnings go to the sink, as the loop's do.
+func (o *AgentOptions) progress(r sink) agent.Progress {
+	return agent.Progress{
+		Say: func(s string) {
+			if !o.Quiet {
+				fmt.Fprintln(o.F.IO.Err, "decode: "+s)
+			}
+		},
+		Warn: r.warn,
+	}
 }
 
 // pausedSession is a pause with the session it happened in, so that the

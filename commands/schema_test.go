@@ -26,34 +26,6 @@ func writeSchema(t *testing.T, text string) string {
 	return p
 }
 
-func TestSchemaCheck(t *testing.T) {
-	s, err := loadSchema(writeSchema(t, verdictFile), "")
-	require.NoError(t, err)
-	tests := []struct {
-		name, answer, want, err string
-	}{
-		{name: "plain", answer: `{"why": "renamed", "breaking": true}`, want: `{"breaking":true,"why":"renamed"}`},
-		{name: "fenced", answer: "```json\n{\"breaking\": false, \"why\": \"a <b> & c\"}\n```\n", want: `{"breaking":false,"why":"a <b> & c"}`},
-		{name: "prose around it", answer: "Here it is:\n```json\n{\"breaking\": false, \"why\": \"x\"}\n```\nHope that helps.", want: `{"breaking":false,"why":"x"}`},
-		{name: "numbers kept exact", answer: `{"breaking": true, "why": "x", "n": 12345678901234567890}`, want: `{"breaking":true,"n":12345678901234567890,"why":"x"}`},
-		{name: "not JSON", answer: "It breaks the API.", err: "not JSON"},
-		{name: "wrong type", answer: `{"breaking": "yes", "why": "x"}`, err: "breaking"},
-		{name: "missing property", answer: `{"breaking": true}`, err: "why"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := s.check(tt.answer)
-			if tt.err != "" {
-				require.Error(t, err)
-				assert.Contains(t, err.Error(), tt.err)
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, got)
-		})
-	}
-}
-
 func TestLoadSchema(t *testing.T) {
 	none, err := loadSchema("", "")
 	assert.NoError(t, err)
@@ -79,7 +51,7 @@ func TestLoadSchema(t *testing.T) {
 	require.NoError(t, err)
 	var o agent.Options
 	o.System = "base"
-	s.apply(&o)
+	s.Apply(&o)
 	assert.JSONEq(t, `{"type":"array"}`, string(o.ResponseSchema))
 	assert.Equal(t, `{"type":"array"}`, string(o.ResponseSchema), "compact")
 	assert.True(t, strings.HasPrefix(o.System, "base\n\n# Answer format"), "the instruction follows the system prompt")

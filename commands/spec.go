@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"decode/agent"
 	"decode/agent/llm"
 	"decode/session"
 	"decode/tools"
@@ -55,7 +56,7 @@ func (o *AgentOptions) checkFlags() error {
 // flagSpec is what the flags give of a run spec: the fields of flags not
 // given are zero. Paths are made absolute against dir; the schema is the
 // one already loaded.
-func (o *AgentOptions) flagSpec(dir string, schema *responseSchema) session.RunSpec {
+func (o *AgentOptions) flagSpec(dir string, schema *agent.ResponseSchema) session.RunSpec {
 	s := session.RunSpec{
 		Model: o.Model, Mode: o.Mode, OnAsk: o.OnAsk,
 		Allow: o.Allow, Deny: o.Deny, AddDirs: absDirs(dir, o.AddDirs),
@@ -68,13 +69,13 @@ func (o *AgentOptions) flagSpec(dir string, schema *responseSchema) session.RunS
 		SystemPrompt:     o.SystemPrompt, AppendSystemPrompt: o.AppendSystemPrompt,
 	}
 	if schema != nil {
-		s.Schema, s.SchemaFile = schema.raw, absPath(dir, schema.path)
+		s.Schema, s.SchemaFile = schema.Raw, absPath(dir, schema.Path)
 	}
 	return s
 }
 
 // newSpec is the spec of a new session: the flags over config.
-func (o *AgentOptions) newSpec(cfg Config, dir string, schema *responseSchema) session.RunSpec {
+func (o *AgentOptions) newSpec(cfg Config, dir string, schema *agent.ResponseSchema) session.RunSpec {
 	s := o.flagSpec(dir, schema)
 	if s.Model == "" {
 		s.Model = cfg.Model
@@ -122,7 +123,7 @@ func (o *AgentOptions) continueSpec(es []session.Entry, dir string) error {
 	if model != "" {
 		recorded.Model = model // a replay's fork entry switches it
 	}
-	var schema *responseSchema
+	var schema *agent.ResponseSchema
 	if o.SchemaFile != "" {
 		var err error
 		if schema, err = loadSchema(o.SchemaFile, firstNonEmpty(repoRoot(dir), dir), o.F.configDir()); err != nil {
