@@ -15,9 +15,9 @@ import (
 
 // Decisions recorded by approve, deny and answer.
 const (
-	decisionAllow  = "allow"
-	decisionDeny   = "deny"
-	decisionAnswer = "answer"
+	decisionAllow  = session.DecisionAllow
+	decisionDeny   = session.DecisionDeny
+	decisionAnswer = session.DecisionAnswer
 )
 
 // DecideOptions are the inputs of `decode approve`, `decode deny` and
@@ -117,7 +117,7 @@ func decideRun(c *cli.Context, o *DecideOptions) error {
 	if err != nil {
 		return err
 	}
-	var es []session.Entry
+	var ds []session.Decision
 	for _, w := range targets {
 		d := session.ApprovalData{CallID: w.Request.CallID, Hash: w.Request.Hash, Decision: o.Decision}
 		if o.Decision == decisionAnswer {
@@ -128,9 +128,9 @@ func decideRun(c *cli.Context, o *DecideOptions) error {
 		if err := o.F.signDecision(c.Context, cfg, dir, s.ID(), &d, w.Request); err != nil {
 			return fmt.Errorf("sign the decision on %s: %w", w.Request.CallID, err)
 		}
-		es = append(es, session.NewEntry(session.TypeApproval, d, o.Decision+" "+w.Request.Name+" "+agent.Summarize(w.Request.Args)))
+		ds = append(ds, session.Decision{ApprovalData: d, Note: o.Decision + " " + w.Request.Name + " " + agent.Summarize(w.Request.Args)})
 	}
-	if err := s.Append(c.Context, es...); err != nil {
+	if err := s.Decide(c.Context, ds...); err != nil {
 		return err
 	}
 	verb := map[string]string{decisionAllow: "approved", decisionDeny: "denied", decisionAnswer: "answered"}[o.Decision]

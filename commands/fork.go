@@ -104,29 +104,7 @@ func forkRun(ctx context.Context, o *ForkOptions) error {
 	return nil
 }
 
-// branch creates a session sharing src's history up to entry at (0: all of
-// it) and records a fork entry, d with From and At filled in, as its first
-// entry of its own.
+// branch forks src after entry at (0: its last) with the fork entry d.
 func branch(ctx context.Context, st *session.Store, src string, at int, d session.ForkData) (*session.Session, error) {
-	s, err := st.Fork(ctx, src, at)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.Lock(); err != nil {
-		return nil, err
-	}
-	es := s.Entries()
-	d.From, d.At = src, es[len(es)-1].ID
-	note := fmt.Sprintf("from %s@%d", d.From, d.At)
-	if d.Replay {
-		note = fmt.Sprintf("replay of %s", d.From)
-	}
-	err = s.Append(ctx, session.NewEntry(session.TypeFork, d, note))
-	if uerr := s.Unlock(); err == nil {
-		err = uerr
-	}
-	if err != nil {
-		return nil, fmt.Errorf("fork %s: %w", src, err)
-	}
-	return s, nil
+	return st.Fork(ctx, src, at, d)
 }

@@ -42,12 +42,43 @@ func SplitEntryRef(s string) (ref string, at int, err error) {
 	return ref, at, nil
 }
 
-// Fork creates a session whose ref points at the commit of ref's session
+// Fork creates a session that shares ref's history up to and including
+// entry at (at <= 0: all of it) and records d, with From and At filled in,
+// as its first entry of its own (a fork entry; a replay sets d.Replay). The
+// new session is returned unlocked; see forkAt for how the history is shared.
+func (s *Store) Fork(ctx context.Context, ref string, at int, d ForkData) (*Session, error) {
+	src, err := s.Resolve(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	f, err := s.forkAt(ctx, src, at)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Lock(); err != nil {
+		return nil, err
+	}
+	d.From, d.At = src, f.lastID()
+	note := fmt.Sprintf("from %s@%d", d.From, d.At)
+	if d.Replay {
+		note = "replay of " + d.From
+	}
+	err = f.Append(ctx, NewEntry(TypeFork, d, note))
+	if uerr := f.Unlock(); err == nil {
+		err = uerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("fork %s: %w", d.From, err)
+	}
+	return f, nil
+}
+
+// forkAt creates a session whose ref points at the commit of ref's session
 // that holds its entries up to and including entry id at (at <= 0: all of
 // them). The new session shares that history; nothing is copied. When at
 // falls inside a batch that was committed at once, one commit is added on
 // top of the batch's parent holding the entries up to at.
-func (s *Store) Fork(ctx context.Context, ref string, at int) (*Session, error) {
+func (s *Store) forkAt(ctx context.Context, ref string, at int) (*Session, error) {
 	src, err := s.Open(ctx, ref)
 	if err != nil {
 		return nil, err

@@ -19,7 +19,7 @@ func TestFork(t *testing.T) {
 	srcRef := sessionRef(src.ID())
 
 	t.Run("at an entry ending a commit", func(t *testing.T) {
-		f, err := st.Fork(ctx, src.ID(), 2)
+		f, err := st.forkAt(ctx, src.ID(), 2)
 		require.NoError(t, err)
 		assert.NotEqual(t, src.ID(), f.ID())
 		assert.Len(t, f.Entries(), 2)
@@ -37,14 +37,14 @@ func TestFork(t *testing.T) {
 	})
 
 	t.Run("at the last entry", func(t *testing.T) {
-		f, err := st.Fork(ctx, src.ID(), 0)
+		f, err := st.forkAt(ctx, src.ID(), 0)
 		require.NoError(t, err)
 		assert.Equal(t, tb.git(dir, "rev-parse", srcRef), tb.git(dir, "rev-parse", sessionRef(f.ID())))
 		assert.Len(t, f.Entries(), 5)
 	})
 
 	t.Run("inside a batch", func(t *testing.T) {
-		f, err := st.Fork(ctx, src.ID(), 4)
+		f, err := st.forkAt(ctx, src.ID(), 4)
 		require.NoError(t, err)
 		fref := sessionRef(f.ID())
 		assert.Len(t, f.Entries(), 4)
@@ -61,7 +61,7 @@ func TestFork(t *testing.T) {
 	})
 
 	t.Run("no such entry", func(t *testing.T) {
-		_, err := st.Fork(ctx, src.ID(), 99)
+		_, err := st.forkAt(ctx, src.ID(), 99)
 		assert.ErrorContains(t, err, "no entry 99")
 	})
 
@@ -81,7 +81,7 @@ func TestForkAcrossChunks(t *testing.T) {
 		batch[i] = userEntry(big)
 	}
 	require.NoError(t, src.Append(ctx, batch...))
-	f, err := st.Fork(ctx, src.ID(), 4)
+	f, err := st.forkAt(ctx, src.ID(), 4)
 	require.NoError(t, err)
 	assert.Len(t, f.Entries(), 4)
 	src2 := lsTree(tb, dir, sessionRef(src.ID()))

@@ -154,7 +154,7 @@ func TestRepositoryIsNotTouched(t *testing.T) {
 		s, err := st.Create(ctx)
 		require.NoError(t, err)
 		appendN(t, s, 3, fmt.Sprintf("task %d", i))
-		_, err = st.Fork(ctx, s.ID(), 2)
+		_, err = st.forkAt(ctx, s.ID(), 2)
 		require.NoError(t, err)
 	}
 

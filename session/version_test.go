@@ -96,7 +96,7 @@ func TestNewerEntryIsRefused(t *testing.T) {
 		assert.Equal(t, VersionError{Session: s.ID(), Entry: 3, Version: Version + 1}, *ve, name)
 		assert.Contains(t, err.Error(), "upgrade decode", name)
 	}
-	_, err = st.Fork(ctx, s.ID(), 0)
+	_, err = st.Fork(ctx, s.ID(), 0, ForkData{})
 	require.ErrorAs(t, err, new(*VersionError), "a fork reads its source")
 	assert.Equal(t, tip, tb.git(dir, "rev-parse", sessionRef(s.ID())), "the session is left as it is")
 }
