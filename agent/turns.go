@@ -12,14 +12,14 @@ import (
 // re-plan, the turns of a replay). Its Outcome sums every model request
 // it made.
 type Driver interface {
-	Turns(ctx context.Context, opts Options, prompt string) (Outcome, error)
+	Turns(ctx context.Context, opts Options, p Progress, prompt string) (Outcome, error)
 }
 
-// DriverFunc is a Driver written as a function.
+// DriverFunc is a Driver of one turn written as a function.
 type DriverFunc func(ctx context.Context, opts Options, prompt string) (Outcome, error)
 
 // Turns calls f.
-func (f DriverFunc) Turns(ctx context.Context, opts Options, prompt string) (Outcome, error) {
+func (f DriverFunc) Turns(ctx context.Context, opts Options, _ Progress, prompt string) (Outcome, error) {
 	return f(ctx, opts, prompt)
 }
 
@@ -79,7 +79,7 @@ func RunTurns(ctx context.Context, opts Options, t Turns, prompt string) (Outcom
 	if t.Driver == nil {
 		out, err = Run(ctx, opts, prompt)
 	} else {
-		out, err = t.Driver.Turns(ctx, opts, prompt)
+		out, err = t.Driver.Turns(ctx, opts, t.Progress, prompt)
 	}
 	if err == nil && t.Schema != nil {
 		out, err = t.Schema.retry(ctx, opts, t.Progress, out)

@@ -175,3 +175,47 @@ func TestRememberSentence(t *testing.T) {
 		assert.Equal(t, want, rememberSentence(answer), "%q", answer)
 	}
 }
+
+func TestReplaySumsEveryTurn(t *testing.T) {
+	prompts := []session.Entry{
+		session.NewEntry(session.TypeUser, session.UserData{Text: "first"}, ""),
+		session.NewEntry(session.TypeUser, session.UserData{Text: "second"}, ""),
+		session.NewEntry(session.TypeUser, session.UserData{Text: "third"}, ""),
+	}
+	log := &MemoryLog{}
+	require.NoError(t, log.Append(context.Background(), prompts[0])) // the branch holds the first prompt
+	m := &fakeModel{responses: []llm.Response{say("One."), say("Two."), say("Three.")}}
+	turns := 0
+	out, err := RunTurns(context.Background(), turnsOptions(m, log), Turns{
+		Driver: Replay{Prompts: prompts}, Progress: Progress{Turn: func() { turns++ }},
+	}, "")
+	require.NoError(t, err)
+	assert.Equal(t, "Three.", out.Text, "the last turn's answer")
+	assertSummed(t, out, 3)
+	assert.Equal(t, 2, turns, "a line break before each turn after the first")
+	var users []string
+	for _, e := range log.Entries() {
+		if e.Type == session.TypeUser {
+			var d session.UserData
+			require.NoError(t, e.Decode(&d))
+			users = append(users, d.Text)
+		}
+	}
+	assert.Equal(t, []string{"first", "second", "third"}, users, "the first prompt is not sent twice")
+}
+
+func TestReplayStopsAtAFailedTurn(t *testing.T) {
+	prompts := []session.Entry{
+		session.NewEntry(session.TypeUser, session.UserData{Text: "first"}, ""),
+		session.NewEntry(session.TypeUser, session.UserData{Text: "second"}, ""),
+	}
+	log := &MemoryLog{}
+	require.NoError(t, log.Append(context.Background(), prompts[0]))
+	m := &fakeModel{responses: []llm.Response{say("One.")}} // no answer for the second turn
+	out, err := RunTurns(context.Background(), turnsOptions(m, log), Turns{Driver: Replay{Prompts: prompts}}, "")
+	require.Error(t, err)
+	assert.Equal(t, 2, out.Turns, "the failed request counts too")
+	assert.Equal(t, llm.Usage{Input: 10, Output: 2}, out.Usage, "the answered turn's usage")
+	assert.InDelta(t, 0.012, out.Cost, 1e-9, "and cost")
+	assert.Equal(t, session.StatusError, out.Status)
+}

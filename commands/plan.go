@@ -68,6 +68,9 @@ type driver struct {
 	noPrompt bool
 	// turns runs the command's turns; nil is one agent.Run.
 	turns agent.Driver
+	// render, when set, wraps the run's sink and progress for the
+	// command's own output (a replay's line breaks, a plan's STEP lines).
+	render func(sink func(agent.Event), p agent.Progress) (func(agent.Event), agent.Progress)
 }
 
 // prompt reads the command's prompt.

@@ -121,45 +121,27 @@ func replayRun(ctx context.Context, ro *ReplayOptions) error {
 		fmt.Fprintf(o.F.IO.Err, "replaying %s of %s on %s as session %s\n", plural(len(turns), "turn"), src.ID(), o.Model, s.ID())
 	}
 	o.Session = s.ID()
-	return runAgentWith(ctx, o, &driver{noPrompt: true, turns: agent.DriverFunc(replayTurns(turns, !o.JSON))})
+	d := &driver{noPrompt: true, turns: agent.Replay{Prompts: turns}}
+	if !o.JSON {
+		d.render = lineBreaks
+	}
+	return runAgentWith(ctx, o, d)
 }
 
-// replayTurns runs the prompts of turns one after another, each to the end
-// of its turn. The first prompt is in the branch already, so the first run
-// only answers it. With text output, each turn's answer starts on a line
-// of its own.
-func replayTurns(turns []session.Entry, text bool) func(context.Context, agent.Options, string) (agent.Outcome, error) {
-	return func(ctx context.Context, opts agent.Options, _ string) (agent.Outcome, error) {
-		var total agent.Outcome
-		sink, atLineStart := opts.Sink, true
-		if sink == nil {
-			sink = func(agent.Event) {}
+// lineBreaks starts each replayed turn's answer on a line of its own in
+// text output.
+func lineBreaks(sink func(agent.Event), p agent.Progress) (func(agent.Event), agent.Progress) {
+	atLineStart := true
+	wrapped := func(ev agent.Event) {
+		if ev.Type == agent.EventText && ev.Text != "" {
+			atLineStart = strings.HasSuffix(ev.Text, "\n")
 		}
-		opts.Sink = func(ev agent.Event) {
-			if ev.Type == agent.EventText && ev.Text != "" {
-				atLineStart = strings.HasSuffix(ev.Text, "\n")
-			}
-			sink(ev)
-		}
-		for i, t := range turns {
-			prompt := ""
-			if i > 0 {
-				if text && !atLineStart {
-					opts.Sink(agent.Event{Type: agent.EventText, Text: "\n"})
-				}
-				var d session.UserData
-				if err := t.Decode(&d); err != nil {
-					return total, fmt.Errorf("replay: entry %d: %w", t.ID, err)
-				}
-				prompt = d.Text
-			}
-			out, err := agent.Run(ctx, opts, prompt)
-			opts.Respec = nil // recorded with the first turn
-			total = total.Add(out)
-			if err != nil {
-				return total, err
-			}
-		}
-		return total, nil
+		sink(ev)
 	}
+	p.Turn = func() {
+		if !atLineStart {
+			wrapped(agent.Event{Type: agent.EventText, Text: "\n"})
+		}
+	}
+	return wrapped, p
 }

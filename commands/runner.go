@@ -109,7 +109,11 @@ func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {
 		return err
 	}
 	r.begin(&opts, runInfo{Session: sessionID(sess), Model: opts.Model.Name(), Mode: gateMode(o, cfg), Cwd: dir, Command: o.Command, Version: f.Version})
-	out, err := agent.RunTurns(ctx, opts, o.turns(d, schema, r, dir, root), prompt)
+	turns := o.turns(d, schema, r, dir, root)
+	if d != nil && d.render != nil {
+		opts.Sink, turns.Progress = d.render(opts.Sink, turns.Progress)
+	}
+	out, err := agent.RunTurns(ctx, opts, turns, prompt)
 	if err == nil && o.lastMessage != "" {
 		// Before finish, so that a failed write is what the run reports
 		// (the answer is on stdout and in the session all the same).
