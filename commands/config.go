@@ -21,6 +21,11 @@ type Config struct {
 	// unknown are warnings for keys a config file set that decode does not
 	// know (a typo such as modle = …), naming the key and the file.
 	unknown []string
+	// files says, for -v, which config files were looked for and what
+	// became of each ("/path (read)", "/path (not found)").
+	files []string
+	// modelFrom is what set Model: a config file's path or DECODE_MODEL.
+	modelFrom string
 
 	Model    string   `toml:"model"`
 	Mode     string   `toml:"mode"`
@@ -115,6 +120,9 @@ func (f *Factory) loadConfig(repoRoot string) (Config, []string, error) {
 	if err := mergeFile(&c, user); err != nil {
 		return c, nil, err
 	}
+	if c.Model != "" {
+		c.modelFrom = user
+	}
 	setSource(c.MCPServers, mcp.SourceUser)
 	warnings = append(warnings, c.unknown...)
 	if repoRoot != "" {
@@ -122,15 +130,17 @@ func (f *Factory) loadConfig(repoRoot string) (Config, []string, error) {
 		path := filepath.Join(repoRoot, ".decode", "config.toml")
 		err := mergeConfined(&r, path, repoRoot, f.configDir())
 		warnings = append(warnings, r.unknown...)
+		c.files = append(c.files, r.files...)
 		switch {
 		case secrets.IsOutside(err):
 			warnings = append(warnings, fmt.Sprintf("%v; the repository's config is ignored", err))
+			c.files = append(c.files, path+" (ignored: it resolves outside the repository)")
 			r = Config{}
 		case err != nil:
 			return c, nil, err
 		}
 		if r.Model != "" {
-			c.Model = r.Model
+			c.Model, c.modelFrom = r.Model, path
 		}
 		if r.MaxTurns != 0 {
 			c.MaxTurns = r.MaxTurns
@@ -169,7 +179,7 @@ func (f *Factory) loadConfig(repoRoot string) (Config, []string, error) {
 		warnings = append(warnings, w...)
 	}
 	if v := f.Getenv("DECODE_MODEL"); v != "" {
-		c.Model = v
+		c.Model, c.modelFrom = v, "DECODE_MODEL"
 	}
 	if v := f.Getenv("DECODE_MODE"); v != "" {
 		c.Mode = v
@@ -200,6 +210,7 @@ func (f *Factory) loadConfig(repoRoot string) (Config, []string, error) {
 func mergeFile(c *Config, path string) error {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
+		c.files = append(c.files, path+" (not found)")
 		return nil
 	}
 	if err != nil {
@@ -214,6 +225,7 @@ func mergeFile(c *Config, path string) error {
 func mergeConfined(c *Config, path, root string, also ...string) error {
 	data, err := secrets.ReadFile(path, root, also...)
 	if errors.Is(err, fs.ErrNotExist) {
+		c.files = append(c.files, path+" (not found)")
 		return nil
 	}
 	if err != nil {
@@ -223,6 +235,7 @@ func mergeConfined(c *Config, path, root string, also ...string) error {
 }
 
 func decodeConfig(c *Config, path string, data []byte) error {
+	c.files = append(c.files, path+" (read)")
 	md, err := toml.Decode(string(data), c)
 	if err != nil {
 		return fmt.Errorf("config %s: %w", path, err)

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"strings"
+	"sync"
 	"time"
 
 	"decode/agent"
@@ -96,6 +97,12 @@ type AgentOptions struct {
 	// that path made absolute, once checked.
 	OutputLastMessage string
 	lastMessage       string
+	// Verbose is -v: lines on stderr saying what decode is doing; vlock
+	// is the run's sink once it exists, held while one is written.
+	Verbose bool
+	vlock   sync.Locker
+	// modelFrom says what chose the model, for -v.
+	modelFrom string
 }
 
 // lastMessageFlag is --output-last-message, for the commands that end
@@ -110,6 +117,7 @@ func agentFlags(withMode bool) []cli.Flag {
 		&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "model as `PROVIDER:MODEL` (gemini, openai, anthropic, openrouter, deepseek, ollama, script:FILE)", EnvVars: nil},
 		&cli.IntFlag{Name: "max-turns", Usage: "stop after `N` model requests (exit 5); 0 means no limit"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print nothing but the answer: no tool lines, no session id"},
+		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "say on stderr what decode is doing: config files read, model, endpoint and key source (never the key), memory files, sandbox, each gate decision; not with -q"},
 		&cli.StringFlag{Name: "dir", Aliases: []string{"C"}, Usage: "run in `DIR` instead of the current directory"},
 		&cli.BoolFlag{Name: "no-session", Usage: "do not record the session in git"},
 		&cli.BoolFlag{Name: "no-stdin", Usage: "never read stdin, even when it is a pipe or a file (as in a while-read loop)"},
@@ -185,5 +193,6 @@ func agentOptions(f *Factory, command string, c *cli.Context) *AgentOptions {
 		AppendSystemPrompt: c.String("append-system-prompt"),
 		MCPStrict:          c.Bool("mcp-strict"),
 		OutputLastMessage:  c.String("output-last-message"),
+		Verbose:            c.Bool("verbose"),
 	}
 }

@@ -236,8 +236,16 @@ func permuteArgs(app *cli.App, args []string) []string {
 	}
 	out := []string{args[0]}
 	i := 1
-	// Global flags before the command name stay where they are.
+	// Global flags before the command name stay where they are, but for
+	// -v: alone it is --version; before a command (decode -v run …) it is
+	// that command's --verbose, not a version line that drops the command.
+	var verbose []string
 	for i < len(args) && strings.HasPrefix(args[i], "-") {
+		if a := args[i]; (a == "-v" || a == "--verbose") && i+1 < len(args) && app.Command(args[i+1]) != nil {
+			verbose = append(verbose, a)
+			i++
+			continue
+		}
 		out = append(out, args[i])
 		if name := strings.TrimLeft(args[i], "-"); (name == "C" || name == "dir") && i+1 < len(args) {
 			out = append(out, args[i+1]) // -C DIR before the command
@@ -266,7 +274,7 @@ func permuteArgs(app *cli.App, args []string) []string {
 		i++
 	}
 	takesValue := valueFlags(cmd)
-	var flags, pos []string
+	flags, pos := verbose, []string(nil)
 	for ; i < len(args); i++ {
 		a := args[i]
 		switch {

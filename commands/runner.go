@@ -39,6 +39,7 @@ func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {
 	if err := o.checkFlags(); err != nil {
 		return err
 	}
+	o.vlock = r
 	dir, err := f.workDir(o.Dir)
 	if err != nil {
 		return err
@@ -51,6 +52,7 @@ func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {
 	for _, w := range warnings {
 		r.warn(w)
 	}
+	o.verboseConfig(cfg)
 	prompt, err := d.prompt(f.IO, o)
 	if err != nil {
 		return err
@@ -60,6 +62,7 @@ func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {
 		return err
 	}
 	if o.spec == nil {
+		o.modelFrom = modelSource(o.Model, cfg)
 		o.apply(o.newSpec(cfg, dir, schema), dir)
 	}
 	opts, err := f.agentSetup(ctx, o, cfg, dir, root)
@@ -107,6 +110,9 @@ func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {
 	}
 	if err := f.wireHeadless(&opts, o, cfg, sess, dir, root, r.warn); err != nil {
 		return err
+	}
+	if g, ok := opts.Gate.(*tools.Gate); ok && o.Verbose {
+		opts.Gate = newVerboseGate(o, &opts, g.Mode())
 	}
 	r.begin(&opts, runInfo{Session: sessionID(sess), Model: opts.Model.Name(), Mode: gateMode(o, cfg), Cwd: dir, Command: o.Command, Version: f.Version})
 	turns := o.turns(d, schema, r, dir, root)
@@ -182,6 +188,7 @@ func (f *Factory) agentSetup(ctx context.Context, o *AgentOptions, cfg Config, d
 	if err := checkPrice(cfg, o.MaxCost, m); err != nil {
 		return opts, err
 	}
+	o.verboseModel(name, cfg)
 	f.learnSecrets(cfg)
 	m = redactingModel{Model: m, r: f.redactor(), seesShapes: cfg.ModelSeesSecretShapes}
 	wsRoot := root
@@ -212,8 +219,10 @@ func (f *Factory) agentSetup(ctx context.Context, o *AgentOptions, cfg Config, d
 	if err != nil {
 		return opts, &UsageError{Msg: err.Error()}
 	}
+	o.verboseGateSetup(mode, append(append([]string{}, cfg.Allow...), o.Allow...), append(append([]string{}, cfg.Deny...), o.Deny...))
 	pm := f.loadMemory(dir, root)
 	pm.warn(f.IO.Err)
+	o.verboseMemory(pm.files, pm.skills)
 	reg = f.agentTools(o, cfg, ws, dir, mode, pm.skills)
 	if sb := o.sandbox.bash; sb != nil {
 		sb.Access = gate.BashAccess

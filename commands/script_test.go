@@ -56,6 +56,7 @@ func scriptParams(dir string) testscript.Params {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exits":    cmdExits,
 			"upstream": cmdUpstream,
+			"openai":   cmdOpenAI,
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond == "landlock" { // the command sandbox confines files here
@@ -99,6 +100,19 @@ func cmdUpstream(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	body := args[1]
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, body+"\n") }))
+	ts.Defer(srv.Close)
+	ts.Setenv(args[0], strings.TrimPrefix(srv.URL, "http://"))
+}
+
+// cmdOpenAI starts a server on 127.0.0.1 that speaks OpenAI's chat
+// completions stream (fakeOpenAI: a bash call of COMMAND first, then
+// ANSWER), for the script's life, and sets NAME to its host:port:
+// openai NAME COMMAND ANSWER
+func cmdOpenAI(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: openai NAME COMMAND ANSWER")
+	}
+	srv := httptest.NewServer(&fakeOpenAI{command: args[1], answer: args[2]})
 	ts.Defer(srv.Close)
 	ts.Setenv(args[0], strings.TrimPrefix(srv.URL, "http://"))
 }

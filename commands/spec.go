@@ -50,6 +50,9 @@ func (o *AgentOptions) checkFlags() error {
 	if o.SystemFile != "" && o.SystemPrompt != "" {
 		return usageErrorf("give --system-file FILE or --system-prompt TEXT, not both")
 	}
+	if o.Quiet && o.Verbose {
+		return usageErrorf("-q and -v contradict each other: -q prints nothing but the answer, -v adds what decode is doing on stderr; give one of them")
+	}
 	return o.checkLastMessage()
 }
 
@@ -122,6 +125,11 @@ func (o *AgentOptions) continueSpec(es []session.Entry, dir string) error {
 	model, command := sessionModel(es)
 	if model != "" {
 		recorded.Model = model // a replay's fork entry switches it
+	}
+	o.verboseSpec(recorded)
+	o.modelFrom = "the session's recorded spec"
+	if o.Model != "" {
+		o.modelFrom = "-m"
 	}
 	var schema *agent.ResponseSchema
 	if o.SchemaFile != "" {
