@@ -5,35 +5,50 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
+
+	"github.com/urfave/cli/v2"
 
 	"decode/agent/llm"
+	"decode/agent/llm/providers"
 )
+
+// flagValues are the values decode completes for a flag, by the flag's
+// spellings: models and their aliases, modes, --on-ask, --sandbox.
+var flagValues = map[string]func() []string{
+	"model":   completionModels,
+	"mode":    func() []string { return []string{"default", "plan", "edit", "bypass"} },
+	"on-ask":  func() []string { return []string{"pause", "deny"} },
+	"sandbox": func() []string { return []string{"auto", "strict", "off"} },
+}
+
+// flagShort maps the short spelling of a flag in flagValues to its long one.
+var flagShort = map[string]string{"m": "model"}
+
+// sessionArgCommands take a session as their first argument.
+var sessionArgCommands = []string{"resume", "log", "fork", "replay", "approve", "deny", "answer", "steer"}
+
+// positionalValueCommands are the commands whose arguments decode completes.
+func positionalValueCommands() []string {
+	return append([]string{"hook", "completion"}, sessionArgCommands...)
+}
 
 // completeValues answers a shell's completion request (the words typed so
 // far, then --generate-bash-completion) for what urfave/cli cannot: a
-// flag's value (models, modes, --on-ask, --sandbox) and the positional
-// arguments that name sessions or git hooks. It reports whether it
-// answered; otherwise the command tree's own completion runs.
-func completeValues(ctx context.Context, f *Factory, args []string) bool {
+// flag's value (flagValues) and the positional arguments that name
+// sessions, git hooks or shells, and a command's subcommands (urfave/cli
+// would offer its help command, "help h", too). It reports whether it
+// answered; otherwise the command tree's own completion runs (flags).
+func completeValues(ctx context.Context, f *Factory, app *cli.App, args []string) bool {
 	n := len(args)
 	if n < 3 || args[n-1] != "--generate-bash-completion" {
 		return false
 	}
 	words := args[1 : n-1]
-	prev := words[len(words)-1]
 	var out []string
-	switch prev {
-	case "-m", "--model":
-		for _, m := range llm.KnownModels() {
-			out = append(out, m.Provider+":"+m.Name)
-		}
-	case "--mode":
-		out = []string{"default", "plan", "edit", "bypass"}
-	case "--on-ask":
-		out = []string{"pause", "deny"}
-	case "--sandbox":
-		out = []string{"auto", "strict", "off"}
-	default:
+	if values, ok := valuesOfFlag(words[len(words)-1]); ok {
+		out = values()
+	} else {
 		cmd, positional := words[0], 0
 		for _, w := range words[1:] {
 			if len(w) > 0 && w[0] != '-' {
@@ -48,16 +63,60 @@ func completeValues(ctx context.Context, f *Factory, args []string) bool {
 				out = append(out, name)
 			}
 			sort.Strings(out)
-		case positional == 0 && slices.Contains([]string{"resume", "log", "fork", "replay", "approve", "deny", "answer", "steer"}, cmd):
+		case cmd == "completion" && positional == 0:
+			out = []string{"bash", "zsh", "fish"}
+		case positional == 0 && slices.Contains(sessionArgCommands, cmd):
 			out = completionSessionIDs(ctx, f)
-		default:
+		case strings.HasPrefix(words[len(words)-1], "-"):
 			return false
+		default:
+			c := app.Command(cmd)
+			if c == nil {
+				return false
+			}
+			for _, w := range words[1:] {
+				if sub := subcommand(c, w); sub != nil {
+					c = sub
+				}
+			}
+			for _, sub := range c.VisibleCommands() {
+				if sub.Name != "help" {
+					out = append(out, sub.Name)
+				}
+			}
 		}
 	}
 	for _, o := range out {
 		fmt.Fprintln(f.IO.Out, o)
 	}
 	return true
+}
+
+// valuesOfFlag returns the completion of the flag word (-m, --mode), if
+// decode completes its value.
+func valuesOfFlag(word string) (func() []string, bool) {
+	var name string
+	switch {
+	case len(word) > 2 && word[:2] == "--":
+		name = word[2:]
+	case len(word) == 2 && word[0] == '-':
+		name = flagShort[word[1:]]
+	}
+	values, ok := flagValues[name]
+	return values, ok
+}
+
+// completionModels lists the model aliases (sonnet, flash, …), then every
+// known model as PROVIDER:MODEL.
+func completionModels() []string {
+	var out []string
+	for _, a := range providers.Aliases() {
+		out = append(out, a.Name)
+	}
+	for _, m := range llm.KnownModels() {
+		out = append(out, m.Provider+":"+m.Name)
+	}
+	return out
 }
 
 // completionSessionIDs lists this repository's sessions, newest first, for completion.

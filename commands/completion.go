@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"fmt"
 	"io"
 	"strings"
 
@@ -26,12 +25,16 @@ func NewCmdCompletion(f *Factory, runF func(*CompletionOptions) error) *cli.Comm
 		Name:      "completion",
 		Usage:     "print the shell completion script for bash, zsh or fish",
 		ArgsUsage: "bash|zsh|fish",
-		Description: `Prints a script that completes decode's commands and flags. bash and zsh
-ask decode itself (--generate-bash-completion) at each TAB; fish gets the
-whole command tree.
+		Description: `Prints a script that completes decode's commands and flags, and the
+values decode knows: session ids, models and aliases after -m, modes,
+--on-ask, --sandbox, hook names and shells. bash and zsh ask decode itself
+(--generate-bash-completion) at each TAB; fish gets the command tree with
+descriptions and asks decode for the values. Each is tested in the real
+shell (bash --norc, zsh -f, fish --no-config); bash needs no
+bash-completion package.
 
-   decode completion bash > /etc/bash_completion.d/decode
-   decode completion zsh > "${fpath[1]}/_decode"
+   decode completion bash > /etc/bash_completion.d/decode   # or: source <(decode completion bash)
+   decode completion zsh > "${fpath[1]}/_decode"            # or, after compinit: source <(decode completion zsh)
    decode completion fish > ~/.config/fish/completions/decode.fish`,
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
@@ -51,11 +54,7 @@ func completionRun(o *CompletionOptions) error {
 	case "zsh":
 		script = zshCompletion
 	case "fish":
-		s, err := o.App.ToFishCompletion()
-		if err != nil {
-			return fmt.Errorf("fish completion: %w", err)
-		}
-		script = s
+		script = fishCompletion(o.App)
 	default:
 		return usageErrorf("no completion for shell %q: use bash, zsh or fish", o.Shell)
 	}
@@ -93,27 +92,34 @@ _{{prog}}_bash_autocomplete() {
 complete -o bashdefault -o default -o nospace -F _{{prog}}_bash_autocomplete {{prog}}
 `
 
-// zshCompletion is urfave/cli's zsh script (autocomplete/zsh_autocomplete)
-// for one program.
+// zshCompletion asks decode, like the bash script, for the words it
+// offers after the ones typed (unquoted). Values such as openai:gpt-4.1
+// have their colons escaped, or _describe would read them as
+// "name:description". Installed in $fpath as _{{prog}}, the first TAB
+// completes too (the file is the autoloaded function's body).
 const zshCompletion = `#compdef {{prog}}
-# zsh completion for {{prog}}: put it in a directory of $fpath as _{{prog}}
+# zsh completion for {{prog}}: put it in a directory of $fpath as _{{prog}},
+# or source it after compinit.
 
-_{{prog}}_zsh_autocomplete() {
-  local -a opts
-  local cur
-  cur=${words[-1]}
-  if [[ "$cur" == "-"* ]]; then
-    opts=("${(@f)$(${words[@]:0:#words[@]-1} ${cur} --generate-bash-completion)}")
-  else
-    opts=("${(@f)$(${words[@]:0:#words[@]-1} --generate-bash-completion)}")
+_{{prog}}() {
+  local -a request opts
+  local cur=${words[CURRENT]}
+  request=("${(@Q)words[1,CURRENT-1]}")
+  if [[ "$cur" == -* ]]; then
+    request+=("${(Q)cur}")
   fi
-
-  if [[ "${opts[1]}" != "" ]]; then
+  opts=("${(@f)$("${request[@]}" --generate-bash-completion 2>/dev/null)}")
+  if [[ -n "${opts[1]}" ]]; then
+    opts=("${(@)opts//:/\\:}")
     _describe 'values' opts
   else
     _files
   fi
 }
 
-compdef _{{prog}}_zsh_autocomplete {{prog}}
+if [[ "${funcstack[1]}" == _{{prog}} ]]; then
+  _{{prog}} "$@"
+else
+  compdef _{{prog}} {{prog}}
+fi
 `

@@ -38,7 +38,7 @@ func Main(args []string, f *Factory) int {
 	app := NewApp(f)
 	ctx, stop := withSignals(context.Background(), f)
 	defer stop()
-	if completeValues(ctx, f, args) {
+	if completeValues(ctx, f, app, args) {
 		return ExitOK
 	}
 	err := app.RunContext(ctx, permuteArgs(app, args))

@@ -62,9 +62,25 @@ func scriptParams(dir string) testscript.Params {
 			if cond == "landlock" { // the command sandbox confines files here
 				return sandbox.Has(sandbox.Probe(context.Background(), "", os.Environ()).Layers, sandbox.Landlock), nil
 			}
+			if prog, ok := strings.CutPrefix(cond, "installed:"); ok {
+				return installed(prog)
+			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 	}
+}
+
+// installed is the condition [installed:PROG], for a program a script
+// drives (a shell): whether it is on PATH, and an error that fails the
+// script when it is missing under CI, since .ci/run installs it.
+func installed(prog string) (bool, error) {
+	if _, err := exec.LookPath(prog); err != nil {
+		if os.Getenv("CI") != "" {
+			return false, fmt.Errorf("%s is not installed; CI must run this script (.ci/run installs it)", prog)
+		}
+		return false, nil
+	}
+	return true, nil
 }
 
 // cmdExits runs a command and checks its exact exit code:
