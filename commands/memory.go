@@ -333,16 +333,3 @@ func specsJSON(specs []llm.ToolSpec) (string, []string, error) {
 	}
 	return b.String(), names, nil
 }
-
-// clipText keeps the first n bytes of s (on a rune boundary), marking a cut.
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !isRuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + " […]"
-}
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }

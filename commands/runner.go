@@ -30,6 +30,31 @@ func runAgent(ctx context.Context, o *AgentOptions) error {
 	return runAgentWith(ctx, o, nil)
 }
 
+// driver is how a command's turns run: whether it reads a PROMPT, and
+// the core's driver for its turns. A nil *driver reads the prompt and
+// runs one agent.Run.
+type driver struct {
+	// noPrompt: the command takes no PROMPT and stdin is not read.
+	noPrompt bool
+	// turns runs the command's turns; nil is one agent.Run.
+	turns agent.Driver
+	// render, when set, wraps the run's sink and progress for the
+	// command's own output (a replay's line breaks, a plan's STEP lines).
+	render func(sink func(agent.Event), p agent.Progress) (func(agent.Event), agent.Progress)
+}
+
+// prompt reads the command's prompt.
+func (d *driver) prompt(s *IOStreams, o *AgentOptions) (string, error) {
+	if d != nil && d.noPrompt {
+		return "", nil
+	}
+	s, prompt, err := stdinFor(s, o)
+	if err != nil {
+		return "", err
+	}
+	return readPrompt(s, prompt, o.MaxStdin)
+}
+
 // runAgentWith is runAgent with the agent's turns run by d (decode plan,
 // run --plan, replay, resume) in place of one agent.Run with the prompt.
 func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {

@@ -1,4 +1,4 @@
-package commands
+package agent
 
 import (
 	"fmt"
@@ -22,6 +22,12 @@ var (
 	replanRules     = planRules{min: 1, max: 8}
 	planFileRules   = planRules{min: 1, max: 50}
 )
+
+// ParsePlanFile reads a hand-written plan (decode run --plan-file): a
+// numbered list of 1 to 50 steps, "Files:" and "Verify:" optional.
+func ParsePlanFile(text string) ([]session.PlanStep, error) {
+	return parsePlan(text, planFileRules)
+}
 
 // planPatterns are compiled on first use, not at start-up: most runs never
 // parse a plan.
