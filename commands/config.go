@@ -177,6 +177,7 @@ func (f *Factory) loadConfig(repoRoot string) (Config, []string, error) {
 			return c, nil, err
 		}
 		warnings = append(warnings, w...)
+		c.files = append(c.files, mcpJSONState(repoRoot, trusted))
 	}
 	if v := f.Getenv("DECODE_MODEL"); v != "" {
 		c.Model, c.modelFrom = v, "DECODE_MODEL"
@@ -244,4 +245,17 @@ func decodeConfig(c *Config, path string, data []byte) error {
 		c.unknown = append(c.unknown, fmt.Sprintf("%s: unknown key %q is ignored (the README's Configuration section lists the keys)", path, k.String()))
 	}
 	return nil
+}
+
+// mcpJSONState says, for -v, whether the repository has a .mcp.json and
+// whether its servers may start.
+func mcpJSONState(root string, trusted bool) string {
+	path := filepath.Join(root, ".mcp.json")
+	switch _, err := os.Lstat(path); {
+	case err != nil:
+		return path + " (not found)"
+	case !trusted:
+		return path + " (found; its servers wait for decode trust)"
+	}
+	return path + " (read)"
 }
