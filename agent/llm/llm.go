@@ -25,6 +25,9 @@ type Message struct {
 	Role Role `json:"role"`
 	// Text is the user's prompt or the assistant's answer text.
 	Text string `json:"text,omitempty"`
+	// Images go with a user message after its Text (files attached with
+	// -f), in each provider's own form.
+	Images []Image `json:"images,omitempty"`
 	// Calls are the tool calls an assistant message makes, in order.
 	Calls []ToolCall `json:"calls,omitempty"`
 	// Results answer the calls of the previous assistant message, in order.
@@ -62,7 +65,8 @@ type ToolResult struct {
 	Images []Image `json:"images,omitempty"`
 }
 
-// Image is an image a tool returned.
+// Image is an image a tool returned or a user attached: its MIME type
+// (image/png, image/jpeg, image/gif or image/webp) and its bytes.
 type Image struct {
 	MIME string `json:"mime"`
 	Data []byte `json:"data"`

@@ -58,6 +58,8 @@ func cacheConversation(msgs []sdk.MessageParam) {
 		b.OfText.CacheControl = sdk.NewCacheControlEphemeralParam()
 	case b.OfToolResult != nil:
 		b.OfToolResult.CacheControl = sdk.NewCacheControlEphemeralParam()
+	case b.OfImage != nil:
+		b.OfImage.CacheControl = sdk.NewCacheControlEphemeralParam()
 	}
 }
 
@@ -114,7 +116,8 @@ func messages(msgs []llm.Message) ([]sdk.MessageParam, error) {
 // imageTypes are the image types a tool result may carry.
 var imageTypes = map[string]bool{"image/jpeg": true, "image/png": true, "image/gif": true, "image/webp": true}
 
-// userBlocks holds the tool results (which must come first) and the text.
+// userBlocks holds the tool results (which must come first), the text and
+// the images the user attached.
 // Empty text blocks are rejected by the API, so they are left out.
 func userBlocks(msg llm.Message) []sdk.ContentBlockParamUnion {
 	var blocks []sdk.ContentBlockParamUnion
@@ -125,9 +128,7 @@ func userBlocks(msg llm.Message) []sdk.ContentBlockParamUnion {
 		}
 		for _, img := range r.Images {
 			if imageTypes[img.MIME] {
-				res.Content = append(res.Content, sdk.ToolResultBlockParamContentUnion{OfImage: &sdk.ImageBlockParam{
-					Source: sdk.ImageBlockParamSourceUnion{OfBase64: &sdk.Base64ImageSourceParam{
-						Data: base64.StdEncoding.EncodeToString(img.Data), MediaType: sdk.Base64ImageSourceMediaType(img.MIME)}}}})
+				res.Content = append(res.Content, sdk.ToolResultBlockParamContentUnion{OfImage: imageBlock(img)})
 			}
 		}
 		if r.IsError {
@@ -138,7 +139,16 @@ func userBlocks(msg llm.Message) []sdk.ContentBlockParamUnion {
 	if msg.Text != "" {
 		blocks = append(blocks, sdk.NewTextBlock(msg.Text))
 	}
+	for _, img := range msg.Images {
+		blocks = append(blocks, sdk.ContentBlockParamUnion{OfImage: imageBlock(img)})
+	}
 	return blocks
+}
+
+// imageBlock is an image as a base64 image block.
+func imageBlock(img llm.Image) *sdk.ImageBlockParam {
+	return &sdk.ImageBlockParam{Source: sdk.ImageBlockParamSourceUnion{OfBase64: &sdk.Base64ImageSourceParam{
+		Data: base64.StdEncoding.EncodeToString(img.Data), MediaType: sdk.Base64ImageSourceMediaType(img.MIME)}}}
 }
 
 // assistantBlocks replays this adapter's own blocks verbatim (thinking

@@ -539,3 +539,15 @@ func TestConnectionRefused(t *testing.T) {
 	assert.Equal(t, llm.ErrNetwork, e.Kind)
 	assert.True(t, e.Retryable())
 }
+
+// TestUserImages: images a user attached follow the text as inlineData parts.
+func TestUserImages(t *testing.T) {
+	f := newFakeAPI(t, reply{file: "text.sse"})
+	req := llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "what is in these?", Images: []llm.Image{
+		{MIME: "image/png", Data: []byte("PNG")}, {MIME: "image/gif", Data: []byte("GIF")}}}}}
+	require.Equal(t, llm.EventDone, last(t, events(f.model(t, "gemini-2.5-flash"), req)).Kind)
+	assert.JSONEq(t, `[{"role":"user","parts":[
+		{"text":"what is in these?"},
+		{"inlineData":{"mimeType":"image/png","data":"UE5H"}},
+		{"inlineData":{"mimeType":"image/gif","data":"R0lG"}}]}]`, jsonOf(t, f.requests()[0].body["contents"]))
+}

@@ -157,7 +157,8 @@ func modelContent(msg llm.Message, foreignSignature []byte) (*genai.Content, map
 	return &genai.Content{Role: genai.RoleModel, Parts: parts}, refs
 }
 
-// userContent holds the function responses and then the text.
+// userContent holds the function responses, then the text, then the
+// images as inlineData parts.
 func userContent(msg llm.Message, refs map[string]callRef) *genai.Content {
 	var parts []*genai.Part
 	for _, r := range msg.Results {
@@ -177,6 +178,9 @@ func userContent(msg llm.Message, refs map[string]callRef) *genai.Content {
 	}
 	if msg.Text != "" {
 		parts = append(parts, &genai.Part{Text: msg.Text})
+	}
+	for _, img := range msg.Images {
+		parts = append(parts, &genai.Part{InlineData: &genai.Blob{MIMEType: img.MIME, Data: img.Data}})
 	}
 	return &genai.Content{Role: genai.RoleUser, Parts: parts}
 }

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"strings"
 
@@ -75,7 +76,7 @@ func convertMessages(system string, msgs []llm.Message) []goopenai.ChatCompletio
 	for _, msg := range msgs {
 		switch msg.Role {
 		case llm.RoleUser:
-			out = append(out, goopenai.ChatCompletionMessage{Role: goopenai.ChatMessageRoleUser, Content: msg.Text})
+			out = append(out, userMessage(msg))
 		case llm.RoleAssistant:
 			if msg.Text == "" && len(msg.Calls) == 0 {
 				// OpenAI rejects an assistant message with neither content
@@ -150,4 +151,22 @@ func objectRoot(schema json.RawMessage) bool {
 		return false
 	}
 	return s.Type == "object"
+}
+
+// userMessage is a user message: plain content, or, with images, content
+// parts (the text, then each image as an image_url data URL).
+func userMessage(msg llm.Message) goopenai.ChatCompletionMessage {
+	if len(msg.Images) == 0 {
+		return goopenai.ChatCompletionMessage{Role: goopenai.ChatMessageRoleUser, Content: msg.Text}
+	}
+	var parts []goopenai.ChatMessagePart
+	if msg.Text != "" {
+		parts = append(parts, goopenai.ChatMessagePart{Type: goopenai.ChatMessagePartTypeText, Text: msg.Text})
+	}
+	for _, img := range msg.Images {
+		parts = append(parts, goopenai.ChatMessagePart{Type: goopenai.ChatMessagePartTypeImageURL, ImageURL: &goopenai.ChatMessageImageURL{
+			URL: "data:" + img.MIME + ";base64," + base64.StdEncoding.EncodeToString(img.Data),
+		}})
+	}
+	return goopenai.ChatCompletionMessage{Role: goopenai.ChatMessageRoleUser, MultiContent: parts}
 }
