@@ -94,6 +94,10 @@ type Options struct {
 	Snapshots Snapshotter
 	// Compaction says when and how the context is compacted.
 	Compaction CompactOptions
+	// Attach holds files attached to the prompt (-f); the first run given
+	// a prompt records them with it, so a command of several runs (a plan
+	// and its re-plan, a schema retry) sends them once. Nil attaches none.
+	Attach *Attached
 }
 
 // Outcome summarises a finished run.
@@ -260,8 +264,9 @@ func (l *loop) begin(ctx context.Context, prompt string, open *turn) error {
 		}
 	}
 	if prompt != "" {
-		l.add(session.NewEntry(session.TypeUser, session.UserData{Text: prompt}, firstLine(prompt)))
-		l.msgs = appendUser(l.msgs, prompt)
+		files := l.o.Attach.take()
+		l.add(session.NewEntry(session.TypeUser, session.UserData{Text: prompt, Attachments: files}, firstLine(prompt)))
+		l.msgs = appendUser(l.msgs, prompt, session.Images(files)...)
 		return nil
 	}
 	l.drain(l.o.Steer, session.TypeSteer)

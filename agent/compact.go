@@ -279,7 +279,7 @@ func entryTokens(e session.Entry) int {
 	case session.TypeUser, session.TypeSteer:
 		var d session.UserData
 		if e.Decode(&d) == nil {
-			return perMessage + prompts.EstimateTokens(d.Text)
+			return perMessage + prompts.EstimateTokens(d.Text) + perImage*len(session.Images(d.Attachments))
 		}
 	case session.TypeAssistant:
 		var d session.AssistantData

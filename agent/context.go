@@ -52,7 +52,7 @@ func messagesOf(entries []session.Entry) []llm.Message {
 				continue
 			}
 			closeTurn()
-			msgs = appendUser(msgs, d.Text)
+			msgs = appendUser(msgs, d.Text, session.Images(d.Attachments)...)
 		case session.TypeAssistant:
 			var d session.AssistantData
 			if e.Decode(&d) != nil {
@@ -80,12 +80,13 @@ func messagesOf(entries []session.Entry) []llm.Message {
 
 // appendUser adds a user message, merging it into a trailing user message
 // so that providers that require alternating roles accept the context.
-func appendUser(msgs []llm.Message, text string) []llm.Message {
+func appendUser(msgs []llm.Message, text string, images ...llm.Image) []llm.Message {
 	if n := len(msgs); n > 0 && msgs[n-1].Role == llm.RoleUser {
 		msgs[n-1].Text += "\n\n" + text
+		msgs[n-1].Images = append(msgs[n-1].Images, images...)
 		return msgs
 	}
-	return append(msgs, llm.Message{Role: llm.RoleUser, Text: text})
+	return append(msgs, llm.Message{Role: llm.RoleUser, Text: text, Images: images})
 }
 
 // turn is the last model response of a session while some of its calls

@@ -9,9 +9,14 @@ import (
 // beyond its text, in tokens: a few on every provider.
 const perMessage = 4
 
+// perImage is what an image costs, in tokens: Anthropic's figure for a
+// picture of about 1.15 megapixels, past which it scales images down
+// (OpenAI and Gemini charge less for the same image).
+const perImage = 1600
+
 // messageTokens estimates the tokens of one message.
 func messageTokens(m llm.Message) int {
-	n := perMessage + prompts.EstimateTokens(m.Text)
+	n := perMessage + prompts.EstimateTokens(m.Text) + perImage*len(m.Images)
 	for _, c := range m.Calls {
 		n += perMessage + prompts.EstimateTokens(c.ID) + prompts.EstimateTokens(c.Name) + prompts.EstimateTokens(string(c.Args))
 	}

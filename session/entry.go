@@ -141,6 +141,8 @@ type MCPServerData struct {
 // UserData is a user message.
 type UserData struct {
 	Text string `json:"text"`
+	// Attachments are the files attached to the message with -f.
+	Attachments []Attachment `json:"attachments,omitempty"`
 }
 
 // AssistantData is one complete model response.
