@@ -28,6 +28,7 @@ func (r Replay) Turns(ctx context.Context, opts Options, p Progress, _ string) (
 				return total, fmt.Errorf("replay: entry %d: %w", e.ID, err)
 			}
 			prompt = d.Text
+			opts.Attach = NewAttached(d.Attachments) // the images it was sent with
 		}
 		out, err := Run(ctx, opts, prompt)
 		opts.Respec = nil // recorded with the first turn

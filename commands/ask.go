@@ -19,8 +19,9 @@ tools are offered, so ask never changes anything; web_fetch asks at a
 terminal and is denied (with the reason, to the model) without one.
 
    git diff | decode ask "what does this change do?"
-   decode ask "where is the config loaded?"`,
-		Flags:        append(agentFlags(false), lastMessageFlag()),
+   decode ask "where is the config loaded?"
+   decode ask -f screenshot.png -f app.log "why does the page look like this?"`,
+		Flags:        append(agentFlags(false), lastMessageFlag(), attachFlag()),
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
 			o := agentOptions(f, "ask", c)

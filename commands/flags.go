@@ -29,6 +29,9 @@ type AgentOptions struct {
 	MaxStdin  int64
 	// NoStdin never reads stdin, even when it is a pipe or a file.
 	NoStdin bool
+	// Files are the -f attachments as given; attached is what was read.
+	Files    []string
+	attached *attachments
 
 	// Session, when set, continues that session (resume) instead of
 	// starting a new one.
@@ -176,6 +179,7 @@ func agentOptions(f *Factory, command string, c *cli.Context) *AgentOptions {
 		NoSession: c.Bool("no-session"),
 		MaxStdin:  c.Int64("max-stdin"),
 		NoStdin:   c.Bool("no-stdin"),
+		Files:     attachedFiles(c),
 
 		JSON:               c.Bool("json"),
 		SchemaFile:         c.String("schema"),

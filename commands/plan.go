@@ -37,7 +37,7 @@ bad answer exits 1.
    decode plan "add rate limiting to the client" > plan.md
    decode run --plan @          # carry out the latest plan
    decode run --plan-file plan.md`,
-		Flags:        append(agentFlags(false), lastMessageFlag()),
+		Flags:        append(agentFlags(false), lastMessageFlag(), attachFlag()),
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
 			o := agentOptions(f, "plan", c)

@@ -49,7 +49,7 @@ written by another decode process is not touched (exit 6).
    decode resume @~1 --mode edit
    decode resume --due          # from cron: every session whose sleep has ended
    decode fork 3f2a@12 && decode resume "try it without mocks"`,
-		Flags: append(agentFlags(true), lastMessageFlag(),
+		Flags: append(agentFlags(true), lastMessageFlag(), attachFlag(),
 			&cli.BoolFlag{Name: "due", Usage: "continue every paused session whose wait (a long sleep) has ended; for cron"}),
 		OnUsageError: onUsageError,
 		Action: func(c *cli.Context) error {
@@ -75,6 +75,9 @@ func resumeRun(ctx context.Context, ro *ResumeOptions) error {
 	if err != nil {
 		return err
 	}
+	if o.attached, err = readAttachments(dir, o.Files, o.MaxStdin); err != nil {
+		return err
+	}
 	st, err := o.F.storeAt(dir)
 	if err != nil {
 		return err
@@ -90,6 +93,10 @@ func resumeRun(ctx context.Context, ro *ResumeOptions) error {
 	if prompt, err = resumePrompt(in, prompt, o.MaxStdin); err != nil {
 		return err
 	}
+	if prompt == "" && o.attached != nil {
+		return usageErrorf("-f attaches files to a prompt; give one: decode resume %s \"PROMPT\" -f FILE", id)
+	}
+	prompt = o.attached.prompt(prompt)
 	s, err := st.OpenTail(ctx, id) // from the last compaction on: a long session resumes as fast as a short one
 	if err != nil {
 		return err

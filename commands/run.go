@@ -24,7 +24,7 @@ the model is told why).
    decode run -m script:testdata/scripts/demo.json "offline, deterministic"
    decode run --plan @          # carry out the plan of the latest decode plan session
    decode run --remember "fix the flaky test"   # then add what was learned to ./MEMORY.md`,
-		Flags: append(agentFlags(true), lastMessageFlag(),
+		Flags: append(agentFlags(true), lastMessageFlag(), attachFlag(),
 			&cli.StringFlag{Name: "plan", Usage: "carry out the plan recorded in `SESSION` by decode plan, step by step"},
 			&cli.StringFlag{Name: "plan-file", Usage: "carry out the numbered plan in `FILE`, step by step"},
 			&cli.BoolFlag{Name: "remember", Usage: "at the end, append one dated sentence of what was learned to ./MEMORY.md"},

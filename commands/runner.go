@@ -69,6 +69,9 @@ func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {
 	if err != nil {
 		return err
 	}
+	if err := o.readFiles(dir, d); err != nil {
+		return err
+	}
 	root := repoRoot(dir)
 	cfg, warnings, err := f.loadConfig(root)
 	if err != nil {
@@ -82,6 +85,7 @@ func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {
 	if err != nil {
 		return err
 	}
+	prompt = o.attached.prompt(prompt)
 	schema, err := o.schema(root, dir)
 	if err != nil {
 		return err
@@ -95,6 +99,10 @@ func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {
 		return err
 	}
 	defer o.sandbox.close()
+	if err := o.attached.checkModel(opts.Model.Name()); err != nil {
+		return err
+	}
+	opts.Attach = o.attached.forAgent()
 	// MCP servers start once the sandbox is set up, which confines them.
 	servers := f.mcpStart(ctx, o, cfg, dir)
 	defer servers.close()
