@@ -67,6 +67,10 @@ func completeValues(ctx context.Context, f *Factory, app *cli.App, args []string
 			out = []string{"bash", "zsh", "fish"}
 		case positional == 0 && slices.Contains(sessionArgCommands, cmd):
 			out = completionSessionIDs(ctx, f)
+		case valueExpected(app, words):
+			// A FILE or DIR after its flag (-o, --schema, -C): nothing, so
+			// the shell completes file names; urfave/cli would offer the
+			// long flags that start with the short one's letter.
 		case strings.HasPrefix(words[len(words)-1], "-"):
 			return false
 		default:
@@ -90,6 +94,23 @@ func completeValues(ctx context.Context, f *Factory, app *cli.App, args []string
 		fmt.Fprintln(f.IO.Out, o)
 	}
 	return true
+}
+
+// valueExpected reports whether the last of words is a flag of its command
+// that takes a value, written out in full: the next word is its value.
+func valueExpected(app *cli.App, words []string) bool {
+	c := app.Command(words[0])
+	if c == nil || len(words) < 2 {
+		return false
+	}
+	for _, w := range words[1:] {
+		if sub := subcommand(c, w); sub != nil {
+			c = sub
+		}
+	}
+	last := words[len(words)-1]
+	name := strings.TrimLeft(last, "-")
+	return strings.HasPrefix(last, "-") && !strings.Contains(name, "=") && valueFlags(c)[name]
 }
 
 // valuesOfFlag returns the completion of the flag word (-m, --mode), if
