@@ -203,14 +203,22 @@ func (l *loop) charge(u llm.Usage, cost float64) {
 
 // stuck is the error of a context that could not be made to fit.
 func (l *loop) stuck(why string) error {
-	id := l.sid()
-	if id == "" {
-		id = "SESSION"
-	}
-	return &llm.Error{Kind: llm.ErrContextTooLong, Provider: l.o.Model.Name(), Msg: fmt.Sprintf(
-		"the conversation does not fit the model's context window: %s; compact it yourself with decode compact %s --focus TEXT (what the summary must keep), or branch it from an earlier entry with decode fork %s@N",
-		why, id, id)}
+	return &ContextFullError{Session: l.sid(), Err: &llm.Error{Kind: llm.ErrContextTooLong, Provider: l.o.Model.Name(),
+		Msg: "the conversation does not fit the model's context window: " + why}}
 }
+
+// ContextFullError is a conversation that no compaction could make fit
+// the model's context window: a person has to compact it with a focus or
+// branch it from an earlier entry. It is a provider error
+// (llm.ErrContextTooLong).
+type ContextFullError struct {
+	// Session is the session's id, "" for a run with no session.
+	Session string
+	Err     *llm.Error
+}
+
+func (e *ContextFullError) Error() string { return e.Err.Error() }
+func (e *ContextFullError) Unwrap() error { return e.Err }
 
 // record appends the compaction entry and rebuilds the context from it.
 func (l *loop) record(d session.CompactionData, p *compactPlan) {
@@ -532,6 +540,11 @@ func headTail(s string, n int) string {
 	return clip(s, h) + fmt.Sprintf("\n[… %d bytes left out …]\n", len(s)-n) + s[len(s)-(n-h):]
 }
 
+// ErrOpenCalls refuses to compact a session whose last model response
+// still waits for tool results: the run must be continued or its calls
+// decided first.
+var ErrOpenCalls = errors.New("the session's last model response still waits for tool results (a paused or interrupted run)")
+
 // Compact compacts the context of the session in o.Log by hand (decode
 // compact), focusing the summary on focus when it is not empty, and
 // records the compaction entry. It refuses a session whose last model
@@ -553,7 +566,7 @@ func Compact(ctx context.Context, o Options, focus string) (Compaction, error) {
 	var open *turn
 	l.msgs, open = history(entries, l.sid())
 	if open != nil {
-		return got, errors.New("the session's last model response still waits for tool results (a paused or interrupted run): continue it with decode resume, or decide with decode approve or deny, before compacting")
+		return got, ErrOpenCalls
 	}
 	if len(l.msgs) == 0 {
 		return got, errors.New("the session has no conversation to compact")

@@ -283,8 +283,9 @@ func TestCompactionsInARowAreCapped(t *testing.T) {
 	l := &loop{o: Options{Model: m, Log: &MemoryLog{}, Sink: func(Event) {}}, compactions: maxCompactions}
 	err := l.compact(context.Background(), TriggerOverflow, "", "too long")
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "decode compact SESSION --focus")
-	assert.Contains(t, err.Error(), "decode fork SESSION@N")
+	var cf *ContextFullError
+	require.ErrorAs(t, err, &cf, "typed, for the command to say what to do")
+	assert.NotContains(t, err.Error(), "decode ", "the loop's errors name no commands")
 	assert.Equal(t, llm.ErrContextTooLong, llm.AsError(err).Kind)
 }
 
@@ -308,7 +309,7 @@ func TestManualCompactAndViewAcrossIt(t *testing.T) {
 	// A paused turn is not compacted.
 	open := append(es[:len(es):len(es)], entry(999, session.TypeAssistant, session.AssistantData{Message: llm.Message{Role: llm.RoleAssistant, Calls: []llm.ToolCall{call("z", "read", "{}")}}}))
 	_, err = Compact(context.Background(), Options{Model: m, Log: &MemoryLog{entries: open}}, "")
-	assert.ErrorContains(t, err, "waits for tool results")
+	assert.ErrorIs(t, err, ErrOpenCalls)
 }
 
 func TestEstimatorStartsFromReportedUsage(t *testing.T) {
@@ -370,8 +371,9 @@ func TestNothingFitsFailsWithAdvice(t *testing.T) {
 	e := llm.AsError(err)
 	require.NotNil(t, e)
 	assert.Equal(t, llm.ErrContextTooLong, e.Kind)
-	assert.Contains(t, err.Error(), "decode compact SESSION --focus")
-	assert.Contains(t, err.Error(), "decode fork SESSION@N")
+	var cf *ContextFullError
+	require.ErrorAs(t, err, &cf)
+	assert.Contains(t, err.Error(), "does not fit the model's context window")
 	assert.Empty(t, m.reqs, "nothing too large was sent")
 	assert.Contains(t, types(log.Entries()), session.TypeError, "the failure is recorded")
 }

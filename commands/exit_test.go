@@ -67,6 +67,20 @@ func TestErrorLineAddsCLIHints(t *testing.T) {
 		errorLine(&pausedSession{ID: "1m8r0abc", err: pe}), "a pause in a recorded session names it")
 	assert.Equal(t, 130, session.StatusInterrupted.ExitCode(false))
 	assert.Equal(t, ExitProvider, session.StatusError.ExitCode(true))
+
+	cf := &agent.ContextFullError{Session: "1m8r0abc", Err: &llm.Error{Kind: llm.ErrContextTooLong, Provider: "openai:gpt-4.1", Msg: "the conversation does not fit the model's context window: too large"}}
+	assert.NotContains(t, cf.Error(), "decode compact", "the loop's error names no command")
+	line := errorLine(fmt.Errorf("run: %w", cf))
+	assert.Equal(t, "run: openai:gpt-4.1: context_too_long: the conversation does not fit the model's context window: too large; "+
+		"compact it yourself with decode compact 1m8r0abc --focus TEXT (what the summary must keep), or branch it from an earlier entry with decode fork 1m8r0abc@N", line,
+		"the session's own commands, and no second, generic hint")
+	assert.Equal(t, ExitProvider, ExitCode(cf), "a provider error")
+	cf.Session = ""
+	assert.Contains(t, errorLine(cf), "decode fork SESSION@N", "a run with no session names the placeholder")
+
+	assert.NotContains(t, agent.ErrOpenCalls.Error(), "decode ")
+	assert.Equal(t, "compact 1m8r0abc: "+agent.ErrOpenCalls.Error()+": continue it with decode resume, or decide with decode approve or deny, before compacting",
+		errorLine(fmt.Errorf("compact 1m8r0abc: %w", agent.ErrOpenCalls)))
 }
 
 func TestErrorLineHasOneDecodePrefix(t *testing.T) {

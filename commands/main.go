@@ -3,6 +3,7 @@
 package commands
 
 import (
+	"cmp"
 	"context"
 	"decode/tools/sandbox"
 	"errors"
@@ -145,11 +146,13 @@ func errorLine(err error) string {
 	return line
 }
 
-// withHints renders err with what to do about a pause or a limit, in the
+// withHints renders err with what to do about a pause, a limit, a full
+// context or a session that cannot be compacted yet, in the
 // CLI's words: the loop's errors name no commands or flags.
 func withHints(err error) string {
 	var pe *agent.PausedError
 	var le *agent.LimitError
+	var cf *agent.ContextFullError
 	switch {
 	case errors.As(err, &pe):
 		id := "@"
@@ -164,6 +167,13 @@ func withHints(err error) string {
 			hint = fmt.Sprintf("%s limit reached (%s; raise %s)", le.Limit, le.Value, flag)
 		}
 		return strings.Replace(err.Error(), le.Error(), hint, 1)
+	case errors.As(err, &cf):
+		id := cmp.Or(cf.Session, "SESSION")
+		hint := fmt.Sprintf("; compact it yourself with decode compact %s --focus TEXT (what the summary must keep), or branch it from an earlier entry with decode fork %s@N", id, id)
+		return strings.Replace(err.Error(), cf.Error(), cf.Error()+hint, 1)
+	case errors.Is(err, agent.ErrOpenCalls):
+		msg := agent.ErrOpenCalls.Error()
+		return strings.Replace(err.Error(), msg, msg+": continue it with decode resume, or decide with decode approve or deny, before compacting", 1)
 	}
 	return err.Error()
 }
