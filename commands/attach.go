@@ -219,3 +219,14 @@ func (o *AgentOptions) readFiles(dir string, d *driver) error {
 	o.attached = a
 	return err
 }
+
+// unstarted marks a usage error found before the command's --json stream
+// started (a resume reads its files before it opens the session), so that
+// Main still prints the error and end events a consumer waits for.
+func unstarted(err error) error {
+	var ue *UsageError
+	if errors.As(err, &ue) {
+		ue.Flags = true
+	}
+	return err
+}

@@ -76,7 +76,7 @@ func resumeRun(ctx context.Context, ro *ResumeOptions) error {
 		return err
 	}
 	if o.attached, err = readAttachments(dir, o.Files, o.MaxStdin); err != nil {
-		return err
+		return unstarted(err)
 	}
 	st, err := o.F.storeAt(dir)
 	if err != nil {
@@ -94,7 +94,7 @@ func resumeRun(ctx context.Context, ro *ResumeOptions) error {
 		return err
 	}
 	if prompt == "" && o.attached != nil {
-		return usageErrorf("-f attaches files to a prompt; give one: decode resume %s \"PROMPT\" -f FILE", id)
+		return unstarted(usageErrorf("-f attaches files to a prompt; give one: decode resume %s \"PROMPT\" -f FILE", id))
 	}
 	prompt = o.attached.prompt(prompt)
 	s, err := st.OpenTail(ctx, id) // from the last compaction on: a long session resumes as fast as a short one
