@@ -2,6 +2,7 @@ package commands
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/base64"
 	"image"
 	"image/color"
@@ -19,14 +20,18 @@ import (
 	"decode/agent/llm/providers"
 )
 
-// testImages returns a real PNG and a real GIF, 2×2 pixels each.
+// testImages returns a real PNG of 2×2 pixels followed by 1 MiB of random
+// bytes (which image decoders ignore), so that the session holds a line of
+// 2 MiB, and a real 2×2 GIF.
 func testImages(t *testing.T) (pngData, gifData []byte) {
 	img := image.NewPaletted(image.Rect(0, 0, 2, 2), color.Palette{color.Black, color.White})
 	img.SetColorIndex(1, 1, 1)
 	var p, g bytes.Buffer
 	require.NoError(t, png.Encode(&p, img))
 	require.NoError(t, gif.Encode(&g, img, nil))
-	return p.Bytes(), g.Bytes()
+	pad := make([]byte, 1<<20)
+	_, _ = rand.Read(pad)
+	return append(p.Bytes(), pad...), g.Bytes()
 }
 
 // TestAttachImagesEndToEnd runs decode ask -f with an image and a text file
@@ -80,6 +85,13 @@ func TestAttachImagesEndToEnd(t *testing.T) {
 			require.Equal(t, 0, code, stderr)
 			_, stderr, code = run("replay", "-q", "@", "-m", model)
 			require.Equal(t, 0, code, stderr)
+
+			// The session with its 2 MiB line reads back whole.
+			out, stderr, code := run("log", "--check")
+			require.Equal(t, 0, code, "log --check: %s%s", out, stderr)
+			out, stderr, code = run("log", "@~1")
+			require.Equal(t, 0, code, stderr)
+			assert.Contains(t, out, `<image path="dot.gif" type="image/gif"/>`, "the transcript names the images")
 
 			reqs := srv.Requests()
 			require.Len(t, reqs, 4, "ask, resume, and replay's two turns")
