@@ -6,7 +6,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"decode/agent"
-	"decode/session"
 )
 
 // CompactOptions are the inputs of `decode compact`.
@@ -58,7 +57,14 @@ func compactRun(ctx context.Context, co *CompactOptions) error {
 	if o.NoSession {
 		return usageErrorf("--no-session: compact works on a recorded session")
 	}
-	st, err := openStore(o.F, o.Dir)
+	if err := o.checkFlags(); err != nil {
+		return err
+	}
+	dir, err := o.F.workDir(o.Dir)
+	if err != nil {
+		return err
+	}
+	st, err := o.F.storeAt(dir)
 	if err != nil {
 		return err
 	}
@@ -75,10 +81,8 @@ func compactRun(ctx context.Context, co *CompactOptions) error {
 		return err
 	}
 	warnProblems(o.F.IO.Err, s)
-	es := s.Entries()
-	continueAs(o, es)
-	if o.Mode == "" {
-		o.Mode = sessionMode(es)
+	if err := o.continueSpec(s.Entries(), dir); err != nil {
+		return err
 	}
 	o.Session, o.Opened = id, s
 	return runAgentWith(ctx, o, &driver{noPrompt: true,
@@ -86,17 +90,4 @@ func compactRun(ctx context.Context, co *CompactOptions) error {
 			c, err := agent.Compact(ctx, opts, co.Focus)
 			return agent.Outcome{Usage: c.Usage, Cost: c.Cost}, err
 		})})
-}
-
-// sessionMode is the permission mode a session was started in.
-func sessionMode(es []session.Entry) string {
-	for _, e := range es {
-		if e.Type == session.TypeStart {
-			var d session.StartData
-			if e.Decode(&d) == nil {
-				return d.Mode
-			}
-		}
-	}
-	return ""
 }

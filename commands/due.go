@@ -21,6 +21,10 @@ func resumeDue(ctx context.Context, ro *ResumeOptions) error {
 	if ro.Agent.OutputLastMessage != "" {
 		return usageErrorf("--output-last-message with --due: several sessions may be continued; resume one session to keep its answer")
 	}
+	// Checked once here too: with no session due, a bad flag would pass unseen.
+	if err := ro.Agent.checkFlags(); err != nil {
+		return err
+	}
 	st, err := openStore(ro.Agent.F, ro.Agent.Dir)
 	if err != nil {
 		return err

@@ -273,24 +273,21 @@ func TestPrintList(t *testing.T) {
 		"1m8nq3t2ewh    2d  -                 interrupted   12  older\n", out.String())
 }
 
-func TestContinueAs(t *testing.T) {
+func TestContinueSpecKeepsTheSessionsModelAndReadOnlyTools(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	es := entries(t0,
 		session.NewEntry(session.TypeStart, session.StartData{Model: "gemini:gemini-2.5-flash", Command: "ask", Mode: "plan"}, ""),
 		session.NewEntry(session.TypeFork, session.ForkData{From: "x", At: 1, Replay: true, Model: "openai:gpt-4.1-mini"}, ""))
 
-	o := &AgentOptions{Command: "run"}
-	continueAs(o, es)
+	o := &AgentOptions{F: testFactory(), Command: "run"}
+	require.NoError(t, o.continueSpec(es, "/nowhere"))
 	assert.Equal(t, "openai:gpt-4.1-mini", o.Model, "a replay's model wins over its start entry's")
 	assert.Equal(t, "ask", o.Command)
 	assert.Equal(t, "plan", o.Mode, "an ask session stays read-only")
 
-	o = &AgentOptions{Command: "run", Model: "script:x.json", Mode: "edit"}
-	continueAs(o, es)
+	o = &AgentOptions{F: testFactory(), Command: "run", Model: "script:x.json", Mode: "edit"}
+	require.NoError(t, o.continueSpec(es, "/nowhere"))
 	assert.Equal(t, "script:x.json", o.Model, "-m wins")
 	assert.Equal(t, "run", o.Command, "an explicit mode makes it a run")
-
-	o = &AgentOptions{Command: "run"}
-	continueAs(o, entries(t0, session.NewEntry(session.TypeStart, session.StartData{Model: "m", Command: "run", Mode: "bypass"}, "")))
-	assert.Empty(t, o.Mode, "the session's mode is never taken over")
+	assert.Contains(t, o.F.IO.Err.(*bytes.Buffer).String(), "mode: plan → edit", "the change is said")
 }

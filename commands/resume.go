@@ -157,22 +157,6 @@ func resumePrompt(s *IOStreams, prompt string, limit int64) (string, error) {
 	return readPrompt(&IOStreams{In: bytes.NewReader(data), InPiped: true}, prompt, limit)
 }
 
-// continueAs sets what a continued session keeps of itself: its model
-// (the start entry's, or the one a replay switched to) unless -m was given,
-// and, for a session of decode ask or plan with no --mode given, its
-// read-only tools. The mode is never widened from the session.
-func continueAs(o *AgentOptions, es []session.Entry) {
-	model, command := sessionModel(es)
-	if o.Model == "" {
-		o.Model = model
-	}
-	if (command == "ask" || command == "plan") && o.Mode == "" {
-		o.Command, o.Mode = command, "plan"
-	}
-	o.recordedMCP = recordedMCP(es)
-	o.usedTools = usedTools(es)
-}
-
 // sessionModel returns the model a session continues with and the command
 // that started it.
 func sessionModel(es []session.Entry) (model, command string) {

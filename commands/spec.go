@@ -14,6 +14,7 @@ import (
 	"decode/agent/llm"
 	"decode/session"
 	"decode/tools"
+	"decode/tools/sandbox"
 )
 
 // checkFlags validates every run flag on its own, before config, the
@@ -53,7 +54,73 @@ func (o *AgentOptions) checkFlags() error {
 	if o.Quiet && o.Verbose {
 		return usageErrorf("-q and -v contradict each other: -q prints nothing but the answer, -v adds what decode is doing on stderr; give one of them")
 	}
+	if err := o.checkValues(); err != nil {
+		return err
+	}
+	if err := o.checkPaths(); err != nil {
+		return err
+	}
 	return o.checkLastMessage()
+}
+
+// checkValues checks the flags whose values have a syntax of their own:
+// --sandbox, --allow-net, --allow and --deny rules, --idle-timeout.
+func (o *AgentOptions) checkValues() error {
+	if o.Sandbox != "" {
+		if _, err := sandbox.ParseLevel(o.Sandbox); err != nil {
+			return usageErrorf("--sandbox: %v", err)
+		}
+	}
+	for _, h := range o.AllowNet {
+		if h == "*" {
+			continue
+		}
+		if _, err := sandbox.ParseHostRule(h); err != nil {
+			return usageErrorf("--allow-net: %v", err)
+		}
+	}
+	for _, rs := range []struct {
+		flag  string
+		rules []string
+	}{{"--allow", o.Allow}, {"--deny", o.Deny}} {
+		for _, r := range rs.rules {
+			if err := tools.CheckRule(r); err != nil {
+				return usageErrorf("%s: %v", rs.flag, err)
+			}
+		}
+	}
+	if _, err := idleTimeout(o.IdleTimeout); err != nil {
+		return usageErrorf("--idle-timeout: %v", err)
+	}
+	return nil
+}
+
+// checkPaths checks that the directories and files the flags name exist,
+// relative to the working directory (-C); a wrong -C is reported too.
+func (o *AgentOptions) checkPaths() error {
+	if len(o.AddDirs) == 0 && o.SystemFile == "" && o.AppendSystemFile == "" {
+		return nil
+	}
+	dir, err := o.F.workDir(o.Dir)
+	if err != nil {
+		return err
+	}
+	for _, d := range absDirs(dir, o.AddDirs) {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			return usageErrorf("--add-dir %s: not a directory", d)
+		}
+	}
+	for _, f := range []struct{ flag, path string }{{"--system-file", o.SystemFile}, {"--append-system-file", o.AppendSystemFile}} {
+		if f.path == "" {
+			continue
+		}
+		file, err := os.Open(absPath(dir, f.path))
+		if err != nil {
+			return usageErrorf("%s: %v", f.flag, err)
+		}
+		file.Close()
+	}
+	return nil
 }
 
 // flagSpec is what the flags give of a run spec: the fields of flags not

@@ -40,6 +40,13 @@ type rule struct {
 // pathRuleTools are the tools whose rules take a path pattern.
 var pathRuleTools = map[string]bool{"read": true, "write": true, "edit": true, "multi_edit": true, "glob": true, "grep": true}
 
+// CheckRule reports what is wrong with an --allow or --deny rule, so that a
+// command can refuse it before it builds anything else.
+func CheckRule(s string) error {
+	_, err := parseRule(s)
+	return err
+}
+
 // parseRule parses tool or tool(specifier).
 func parseRule(s string) (rule, error) {
 	s = strings.TrimSpace(s)
