@@ -129,7 +129,9 @@ func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {
 	}
 	opts.Log = log
 	if sess != nil && (cfg.Snapshots == nil || *cfg.Snapshots) {
-		opts.Snapshots = sess.Snapshotter(dir)
+		sn := sess.Snapshotter(dir)
+		defer sn.Close()
+		opts.Snapshots = sn
 	}
 	spec := *o.spec
 	spec.Model = opts.Model.Name()

@@ -7,9 +7,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -92,12 +96,32 @@ type Snapshotter struct {
 	// tipTree (this process wrote both), so a snapshot that finds nothing
 	// changed needs no git write-tree.
 	clean bool
+
+	// watch, when the platform and the tree allow it, hears of the paths
+	// that change between snapshots; dirs then counts the paths of the
+	// private index below each directory, as of tipTree (nil until a full
+	// scan rebuilt it: the next snapshot scans the whole tree), and
+	// skipped is what the last snapshot left out.
+	watch   *fsWatcher
+	dirs    map[string]int
+	skipped []SkippedPath
+	// scans counts the git status runs over the whole tree and over
+	// changed paths only.
+	scans struct{ full, paths int }
 }
 
 // Snapshotter returns the session's snapshotter for the work tree holding
-// dir (its repository's top, or dir itself outside git).
+// dir (its repository's top, or dir itself outside git). Close it when the
+// run ends.
 func (s *Session) Snapshotter(dir string) *Snapshotter {
 	return &Snapshotter{store: s.store, id: s.id, dir: dir, now: s.store.clock, getenv: os.Getenv}
+}
+
+// Close stops following the work tree; a later snapshot scans it whole.
+func (sn *Snapshotter) Close() error {
+	sn.watch.close()
+	sn.watch, sn.dirs = nil, nil
+	return nil
 }
 
 // Top returns the directory snapshots are taken of.
@@ -139,6 +163,11 @@ func (sn *Snapshotter) init(ctx context.Context) error {
 		}
 	}
 	pruneIndexes(dir, sn.index, time.Now().Add(-indexMaxAge))
+	// The watcher starts before the first (full) scan, so nothing that
+	// changes after the scan read it goes unheard.
+	if sn.watch = newFSWatcher(top, skipDirs(top, gitDir, sn.store.gitDir)); sn.watch != nil {
+		runtime.AddCleanup(sn, func(w *fsWatcher) { w.close() }, sn.watch)
+	}
 	if sn.tip, err = sn.store.refs.read(CodeRef(sn.id)); err != nil {
 		return err
 	}
@@ -171,6 +200,18 @@ func (sn *Snapshotter) locate(ctx context.Context) (gitDir, top string, err erro
 	return sn.store.gitDir, abs, nil
 }
 
+// skipDirs returns which directories under top a watcher leaves out: the
+// git dirs (a linked worktree's or decode's own store may sit inside it).
+func skipDirs(top string, gitDirs ...string) func(string) bool {
+	skip := map[string]bool{}
+	for _, d := range gitDirs {
+		if rel, err := filepath.Rel(top, d); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+			skip[filepath.ToSlash(rel)] = true
+		}
+	}
+	return func(rel string) bool { return skip[rel] }
+}
+
 func samePath(a, b string) bool {
 	ra, err1 := filepath.EvalSymlinks(a)
 	rb, err2 := filepath.EvalSymlinks(b)
@@ -194,13 +235,23 @@ func gitEnv(getenv func(string) string, set ...string) []string {
 	return append(env, set...)
 }
 
-// gitOpts are set on every snapshot git command: the untracked cache keeps
-// the walk for new files cheap, and no fsmonitor hook of the repository runs.
-var gitOpts = []string{"-c", "core.untrackedCache=true", "-c", "core.fsmonitor=false", "-c", "core.quotePath=false"}
+// gitOpts are set on every snapshot git command: no fsmonitor hook of the
+// repository runs.
+var gitOpts = []string{"-c", "core.fsmonitor=false", "-c", "core.quotePath=false"}
 
-// git runs git in the work tree with the private index.
+// git runs git in the work tree with the private index. Without a
+// watcher, every snapshot scans the whole tree and git's untracked cache
+// spares it reading every directory. With one, scans of the whole tree
+// are rare and go without: the cache trusts a directory whose stat data
+// it recorded, and a file made in the second it was recorded in went
+// unseen once later snapshots had rewritten the index in a later second
+// (TestSnapshotWatcherMatchesFullScan caught it).
 func (sn *Snapshotter) git(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
-	return sn.gitAt(ctx, sn.top, stdin, args...)
+	cache := "core.untrackedCache=true"
+	if sn.watch != nil {
+		cache = "core.untrackedCache=false"
+	}
+	return sn.gitAt(ctx, sn.top, stdin, append([]string{"-c", cache}, args...)...)
 }
 
 func (sn *Snapshotter) gitAt(ctx context.Context, dir string, stdin []byte, args ...string) ([]byte, error) {
@@ -225,9 +276,22 @@ func (sn *Snapshotter) gitAt(ctx context.Context, dir string, stdin []byte, args
 		if msg == "" {
 			msg = err.Error()
 		}
-		return out, fmt.Errorf("git %s: %s", args[0], msg)
+		return out, fmt.Errorf("git %s: %s", subcommand(args), msg)
 	}
 	return out, nil
+}
+
+// subcommand returns the git command args run, past git's own options.
+func subcommand(args []string) string {
+	for i := 0; i < len(args); i++ {
+		switch {
+		case args[i] == "-c":
+			i++
+		case !strings.HasPrefix(args[i], "-"):
+			return args[i]
+		}
+	}
+	return strings.Join(args, " ")
 }
 
 // Snapshot writes a tree of the work tree and, when it differs from the
@@ -240,7 +304,8 @@ func (sn *Snapshotter) Snapshot(ctx context.Context) (SnapshotData, error) {
 	}
 	tree, skipped, err := sn.writeTree(ctx)
 	if err != nil {
-		sn.clean = false
+		// What the watcher heard of may not be in the index: scan whole.
+		sn.clean, sn.dirs = false, nil
 		// A private index git cannot use (its blobs pruned by git gc
 		// after a crash, say) is only a cache: start it again.
 		if rerr := os.Remove(sn.index); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
@@ -282,8 +347,17 @@ func (sn *Snapshotter) commit(tree plumbing.Hash) error {
 
 // writeTree brings the private index up to date with the work tree and
 // writes its tree. git status (with the untracked cache) finds what changed
-// since the last snapshot; only those paths are hashed.
+// since the last snapshot; only those paths are hashed. With a watcher,
+// git status is asked only about the paths that changed, and not at all
+// when none did.
 func (sn *Snapshotter) writeTree(ctx context.Context) (plumbing.Hash, []SkippedPath, error) {
+	specs, full := sn.changes()
+	if !full && len(specs) == 0 && sn.clean {
+		return sn.tipTree, sn.skipped, nil
+	}
+	if full {
+		sn.dirs = nil // rebuilt below once the scan succeeded
+	}
 	if !fileExists(sn.index) {
 		sn.clean = false // a new index: its tree is not known yet
 	}
@@ -292,30 +366,109 @@ func (sn *Snapshotter) writeTree(ctx context.Context) (plumbing.Hash, []SkippedP
 			return plumbing.ZeroHash, nil, fmt.Errorf("seed the snapshot index: %w", err)
 		}
 	}
-	out, err := sn.git(ctx, nil, "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=normal", "--ignore-submodules=all")
+	args := []string{"status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=normal", "--ignore-submodules=all"}
+	if !full {
+		// A few paths: no threads to stat them, and no rewrite of the
+		// index for what git status refreshed (update-index and
+		// write-tree rewrite it when something changed).
+		args = append([]string{"-c", "core.preloadIndex=false", "--no-optional-locks"}, args...)
+		args = append(args, "--")
+		for _, p := range specs {
+			args = append(args, ":(top,literal)"+p)
+		}
+	}
+	if full {
+		sn.scans.full++
+	} else {
+		sn.scans.paths++
+	}
+	out, err := sn.git(ctx, nil, args...)
 	if err != nil {
 		return plumbing.ZeroHash, nil, err
 	}
-	paths, dirs := parseStatus(out)
+	st := parseStatus(out)
 	var skipped []SkippedPath
-	var add bytes.Buffer
-	for _, p := range paths {
-		add.WriteString(p)
-		add.WriteByte(0)
+	if !full {
+		// What the last snapshot left out is still left out, unless it
+		// changed (then git status reported it again, if still there).
+		for _, s := range sn.skipped {
+			if !underAny(strings.TrimSuffix(s.Path, "/"), specs) {
+				skipped = append(skipped, s)
+			}
+		}
 	}
-	for _, d := range dirs {
+	// A path replaced by a directory is reported deleted, and what the
+	// directory holds only once the index forgets the path: ask again.
+	var added []string
+	for round := 0; ; round++ {
+		add, more, skip, err := sn.collect(ctx, st)
+		if err != nil {
+			return plumbing.ZeroHash, nil, err
+		}
+		added, skipped = append(added, more...), append(skipped, skip...)
+		if len(add) > 0 {
+			sn.clean = false
+			if _, err := sn.git(ctx, add, "update-index", "--add", "--remove", "-z", "--stdin"); err != nil {
+				return plumbing.ZeroHash, nil, err
+			}
+		}
+		var again []string
+		for _, p := range st.gone {
+			if fi, err := os.Lstat(filepath.Join(sn.top, filepath.FromSlash(p))); err == nil && fi.IsDir() {
+				again = append(again, ":(top,literal)"+p)
+			}
+		}
+		if round > 0 || len(again) == 0 {
+			break
+		}
+		gone := st.gone
+		out, err := sn.git(ctx, nil, append([]string{"-c", "core.preloadIndex=false", "--no-optional-locks", "status", "--porcelain=v1", "-z", "--no-renames",
+			"--untracked-files=normal", "--ignore-submodules=all", "--"}, again...)...)
+		if err != nil {
+			return plumbing.ZeroHash, nil, err
+		}
+		st = parseStatus(out)
+		st.gone = append(gone, st.gone...)
+	}
+	slices.SortFunc(skipped, func(a, b SkippedPath) int { return strings.Compare(a.Path, b.Path) })
+	h := sn.tipTree
+	if !sn.clean {
+		out, err = sn.git(ctx, nil, "write-tree")
+		if err != nil {
+			return plumbing.ZeroHash, nil, err
+		}
+		h = plumbing.NewHash(strings.TrimSpace(string(out)))
+		if h.IsZero() {
+			return plumbing.ZeroHash, nil, fmt.Errorf("git write-tree printed %q", out)
+		}
+	}
+	if err := sn.countDirs(ctx, full || st.conflicts, h, added, st.gone); err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	sn.skipped = skipped
+	return h, skipped, nil
+}
+
+// collect returns what git status reported for git update-index --stdin
+// (the changed paths and the untracked files that may be snapshotted),
+// which of those are untracked files, and what is left out.
+func (sn *Snapshotter) collect(ctx context.Context, st statusOut) (add []byte, added []string, skipped []SkippedPath, err error) {
+	for _, p := range st.paths {
+		add = append(append(add, p...), 0)
+	}
+	for _, d := range st.untracked {
 		if skip, ok := sn.vetUntracked(d); !ok {
 			skipped = append(skipped, skip...)
 			continue
 		}
 		if !strings.HasSuffix(d, "/") {
-			add.WriteString(d)
-			add.WriteByte(0)
+			add = append(append(add, d...), 0)
+			added = append(added, d)
 			continue
 		}
 		files, err := sn.git(ctx, nil, "ls-files", "-z", "--others", "--exclude-standard", "--", ":(top,literal)"+d)
 		if err != nil {
-			return plumbing.ZeroHash, nil, err
+			return nil, nil, nil, err
 		}
 		for _, f := range strings.Split(string(files), "\x00") {
 			if f == "" {
@@ -329,47 +482,139 @@ func (sn *Snapshotter) writeTree(ctx context.Context) (plumbing.Hash, []SkippedP
 				skipped = append(skipped, skip...)
 				continue
 			}
-			add.WriteString(f)
-			add.WriteByte(0)
+			add = append(append(add, f...), 0)
+			added = append(added, f)
 		}
 	}
-	if add.Len() == 0 && sn.clean {
-		return sn.tipTree, skipped, nil
-	}
-	if add.Len() > 0 {
-		sn.clean = false
-		if _, err := sn.git(ctx, add.Bytes(), "update-index", "--add", "--remove", "-z", "--stdin"); err != nil {
-			return plumbing.ZeroHash, nil, err
-		}
-	}
-	out, err = sn.git(ctx, nil, "write-tree")
-	if err != nil {
-		return plumbing.ZeroHash, nil, err
-	}
-	h := plumbing.NewHash(strings.TrimSpace(string(out)))
-	if h.IsZero() {
-		return plumbing.ZeroHash, nil, fmt.Errorf("git write-tree printed %q", out)
-	}
-	return h, skipped, nil
+	return add, added, skipped, nil
 }
 
-// parseStatus reads git status --porcelain -z: the paths whose work-tree
-// state differs from the index (modified, deleted, unmerged) and the
-// untracked ones (a directory, wholly untracked, ends in "/").
-func parseStatus(out []byte) (paths, untracked []string) {
+// changes returns what the watcher heard of since the last snapshot as
+// pathspecs for git status, or full when the whole tree must be scanned:
+// there is no watcher, no index yet, no count of its directories, or the
+// change is too big (or was partly lost).
+func (sn *Snapshotter) changes() (specs []string, full bool) {
+	if sn.watch == nil {
+		return nil, true
+	}
+	changed, whole, ok := sn.watch.take()
+	if !ok {
+		sn.Close()
+		return nil, true
+	}
+	if whole || sn.dirs == nil || !fileExists(sn.index) {
+		return nil, true
+	}
+	// A changed path in a directory the index has nothing under is
+	// asked about as its highest such directory, so that git status
+	// shows a new directory whole, as a full scan does.
+	set := map[string]bool{}
+	for _, p := range changed {
+		top := p
+		for d := path.Dir(p); d != "."; d = path.Dir(d) {
+			if sn.dirs[d] > 0 {
+				break
+			}
+			top = d
+		}
+		set[top] = true
+	}
+	n := 0
+	for _, p := range slices.Sorted(maps.Keys(set)) {
+		if !underAny(p, specs) { // a parent sorts first
+			specs = append(specs, p)
+			n += len(p) + 16
+		}
+	}
+	if n > 64<<10 {
+		return nil, true // too long a command line
+	}
+	return specs, false
+}
+
+// underAny reports whether path p is one of dirs or below one of them.
+func underAny(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if p == d || strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// countDirs keeps sn.dirs, the number of index paths below each
+// directory, in step with the index: rebuilt from tree after a full scan
+// (or a conflict), else changed by the files added and gone. Without a
+// watcher it is not needed.
+func (sn *Snapshotter) countDirs(ctx context.Context, rebuild bool, tree plumbing.Hash, added, gone []string) error {
+	if sn.watch == nil {
+		sn.dirs = nil
+		return nil
+	}
+	if !rebuild && sn.dirs != nil {
+		for _, p := range added {
+			for d := path.Dir(p); d != "."; d = path.Dir(d) {
+				sn.dirs[d]++
+			}
+		}
+		for _, p := range gone {
+			for d := path.Dir(p); d != "."; d = path.Dir(d) {
+				if sn.dirs[d]--; sn.dirs[d] <= 0 {
+					delete(sn.dirs, d)
+				}
+			}
+		}
+		return nil
+	}
+	dirs := map[string]int{}
+	if !tree.IsZero() {
+		out, err := sn.git(ctx, nil, "ls-tree", "-r", "-z", "--name-only", "--full-tree", tree.String())
+		if err != nil {
+			return err
+		}
+		for _, p := range strings.Split(string(out), "\x00") {
+			for d := path.Dir(p); p != "" && d != "."; d = path.Dir(d) {
+				dirs[d]++
+			}
+		}
+	}
+	sn.dirs = dirs
+	return nil
+}
+
+// statusOut is what git status --porcelain -z reports.
+type statusOut struct {
+	// paths differ between the work tree and the index (modified,
+	// deleted, unmerged); gone are those deleted from the work tree.
+	paths, gone []string
+	// untracked are the untracked paths (a directory, wholly untracked,
+	// ends in "/").
+	untracked []string
+	// conflicts is set when unmerged paths were seen.
+	conflicts bool
+}
+
+// parseStatus reads git status --porcelain=v1 -z.
+func parseStatus(out []byte) statusOut {
+	var st statusOut
 	for _, rec := range strings.Split(string(out), "\x00") {
 		if len(rec) < 4 {
 			continue
 		}
 		xy, p := rec[:2], rec[3:]
+		unmerged := xy[0] == 'U' || xy[1] == 'U' || xy == "AA" || xy == "DD"
+		st.conflicts = st.conflicts || unmerged
 		switch {
 		case xy == "??":
-			untracked = append(untracked, p)
-		case xy[1] != ' ' || xy[0] == 'U' || xy == "AA" || xy == "DD":
-			paths = append(paths, p)
+			st.untracked = append(st.untracked, p)
+		case xy[1] != ' ' || unmerged:
+			st.paths = append(st.paths, p)
+			if xy[1] == 'D' {
+				st.gone = append(st.gone, p)
+			}
 		}
 	}
-	return paths, untracked
+	return st
 }
 
 // vetUntracked reports whether an untracked file, or a wholly untracked
