@@ -3,7 +3,9 @@ package commands
 import (
 	"bytes"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"image"
 	"image/color"
 	"image/gif"
@@ -105,5 +107,58 @@ func TestAttachImagesEndToEnd(t *testing.T) {
 				assert.NotContains(t, body, secret, "request %d: the text file's secret is masked", i)
 			}
 		})
+	}
+}
+
+// TestReadAttachments tells text from images by content, not by name, and
+// refuses what it cannot send.
+func TestReadAttachments(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"photo.txt":  "\xff\xd8\xff\xe0\x00\x10JFIF\x00",     // a JPEG whatever its name
+		"anim":       "RIFF\x10\x00\x00\x00WEBPVP8 \x00\x00", // a WebP
+		"latin1.txt": "caf\xe9\n",                            // text, not UTF-8
+		"tabs.tsv":   "a\tb\r\nc\td\f\x1b[0m\n",              // text with tabs, CRLF, form feed, escape
+		"doc.pdf":    "%PDF-1.7\n\x00\x01binary",             // binary
+		"big.txt":    strings.Repeat("x", 101),
+	}
+	for name, data := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644))
+	}
+	a, err := readAttachments(dir, []string{"photo.txt", "anim", "latin1.txt", "tabs.tsv"}, 100)
+	require.NoError(t, err)
+	require.Len(t, a.files, 4)
+	assert.Equal(t, "image/jpeg", a.files[0].MIME)
+	assert.Equal(t, []byte(files["photo.txt"]), []byte(a.files[0].Image))
+	assert.Equal(t, "image/webp", a.files[1].MIME)
+	assert.Equal(t, "text/plain; charset=utf-8", a.files[2].MIME)
+	assert.Empty(t, a.files[2].Image, "a text file's bytes are in the prompt, not kept twice")
+	assert.Equal(t, int64(5), a.files[2].Size)
+	sum := sha256.Sum256([]byte(files["latin1.txt"]))
+	assert.Equal(t, hex.EncodeToString(sum[:]), a.files[2].SHA256, "the hash of the bytes as read")
+	assert.Equal(t, []string{"photo.txt", "anim"}, a.images())
+	assert.Equal(t, "look\n\n"+
+		`<image path="photo.txt" type="image/jpeg"/>`+"\n\n"+
+		`<image path="anim" type="image/webp"/>`+"\n\n"+
+		"<file path=\"latin1.txt\">\ncaf\uFFFD\n</file>\n\n"+
+		"<file path=\"tabs.tsv\">\na\tb\r\nc\td\f\x1b[0m\n</file>", a.prompt("look"))
+
+	for _, c := range []struct{ path, msg string }{
+		{"doc.pdf", "-f doc.pdf is a binary file (application/pdf), neither text nor a PNG, JPEG, GIF or WebP image"},
+		{"big.txt", "-f big.txt is larger than 100 bytes; nothing was sent. Raise the limit with --max-stdin BYTES"},
+		{"none.txt", "-f none.txt: no such file"},
+		{".", "-f . is a directory"},
+	} {
+		_, err := readAttachments(dir, []string{"latin1.txt", c.path}, 100)
+		var ue *UsageError
+		require.ErrorAs(t, err, &ue, c.path)
+		assert.Contains(t, ue.Msg, c.msg)
+	}
+	require.NoError(t, os.Chmod(filepath.Join(dir, "latin1.txt"), 0))
+	if _, err := os.ReadFile(filepath.Join(dir, "latin1.txt")); err == nil {
+		t.Log("running as root: an unreadable file cannot be made")
+	} else {
+		_, err := readAttachments(dir, []string{"latin1.txt"}, 100)
+		assert.ErrorContains(t, err, "-f latin1.txt: cannot read it (permission denied)")
 	}
 }

@@ -47,6 +47,7 @@ written by another decode process is not touched (exit 6).
    decode resume "and now add tests"
    decode resume 3f2a "try another way"
    decode resume @~1 --mode edit
+   decode resume -f after.png "this is how it looks now"
    decode resume --due          # from cron: every session whose sleep has ended
    decode fork 3f2a@12 && decode resume "try it without mocks"`,
 		Flags: append(agentFlags(true), lastMessageFlag(), attachFlag(),

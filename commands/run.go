@@ -22,6 +22,7 @@ the model is told why).
 
    decode run "rename Foo to Bar in pkg/x and run go test" --mode edit --allow 'bash(go test *)'
    decode run -m script:testdata/scripts/demo.json "offline, deterministic"
+   decode run -f spec.md -f shot.png "make the page match the spec and the screenshot"
    decode run --plan @          # carry out the plan of the latest decode plan session
    decode run --remember "fix the flaky test"   # then add what was learned to ./MEMORY.md`,
 		Flags: append(agentFlags(true), lastMessageFlag(), attachFlag(),
