@@ -45,6 +45,20 @@ func completeValues(ctx context.Context, f *Factory, app *cli.App, args []string
 		return false
 	}
 	words := args[1 : n-1]
+	// -C DIR before the command (the only global flag) is not the
+	// command, but sessions are DIR's.
+	for len(words) > 0 {
+		if dir, ok := strings.CutPrefix(words[0], "--dir="); ok {
+			f.Dir, words = dir, words[1:]
+		} else if len(words) > 1 && (words[0] == "-C" || words[0] == "--dir") {
+			f.Dir, words = words[1], words[2:]
+		} else {
+			break
+		}
+	}
+	if len(words) == 0 {
+		return false
+	}
 	var out []string
 	if values, ok := valuesOfFlag(words[len(words)-1]); ok {
 		out = values()
