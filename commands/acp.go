@@ -600,6 +600,7 @@ func textChunk(kind, text string) map[string]any {
 // resume (later ones) would.
 func (s *acpServer) runTurn(ctx, askCtx context.Context, sess *acpSession, turn *acpTurn, text string) error {
 	f := *s.f
+	f.memo = newFactoryMemo() // each prompt reads config afresh, as a decode run would
 	quiet := *f.IO
 	quiet.Out = f.IO.Err // nothing but protocol messages on stdout
 	quiet.In, quiet.InPiped, quiet.TTY = strings.NewReader(""), false, nil

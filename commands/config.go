@@ -109,11 +109,11 @@ type ProviderConfig struct {
 
 const defaultMaxStdin = 1 << 20
 
-// loadConfig merges the config files and environment. A repository's own
-// config is not trusted: it may choose the model and add deny rules, but
-// what would widen permissions or redirect API keys (allow rules, modes,
-// base URLs) is ignored with a warning.
-func (f *Factory) loadConfig(repoRoot string) (Config, []string, error) {
+// readConfig merges the config files and environment (Factory.Config's
+// default). A repository's own config is not trusted: it may choose the
+// model and add deny rules, but what would widen permissions or redirect
+// API keys (allow rules, modes, base URLs) is ignored with a warning.
+func (f *Factory) readConfig(repoRoot string) (Config, []string, error) {
 	c := Config{MaxStdin: defaultMaxStdin}
 	var warnings []string
 	user := filepath.Join(f.configDir(), "config.toml")

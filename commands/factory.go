@@ -1,11 +1,16 @@
 package commands
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 
+	"decode/agent/llm"
 	"decode/secrets"
 	"decode/session"
 )
@@ -50,6 +55,44 @@ type Factory struct {
 	// first): the first signal's "stopping after the current step" goes
 	// there, not over the spinner.
 	NoticeTo func(io.Writer)
+
+	// The shared things a command builds, in the shape of gh's factory:
+	// each is a function a test may replace (a fake store, a scripted
+	// model) while keeping the others; nil means decode's own, reached
+	// through workDir, loadConfig, storeAt and newModel.
+	//
+	// WorkDir resolves a command's -C (else the one before the command)
+	// against the starting directory.
+	WorkDir func(dirFlag string) (string, error)
+	// Config is the merged config for a repository root ("" outside
+	// one), with its warnings; decode's own reads it once per root.
+	Config func(repoRoot string) (Config, []string, error)
+	// Store opens the session store of a working directory; decode's own
+	// opens it once per directory.
+	Store func(dir string) (*session.Store, error)
+	// Model builds the model client for a name ("" picks one by the keys
+	// set). It is built afresh for each run: a client holds a run's state
+	// (a scripted model its place in the script).
+	Model func(ctx context.Context, name string, cfg Config) (llm.Model, error)
+	// memo holds what decode's own Config and Store built, shared by
+	// copies of the factory; nil (a Factory literal) builds every time.
+	memo *factoryMemo
+}
+
+// factoryMemo remembers configs by repository root and stores by directory.
+type factoryMemo struct {
+	mu      sync.Mutex
+	configs map[string]memoConfig
+	stores  map[string]*session.Store
+}
+
+type memoConfig struct {
+	cfg      Config
+	warnings []string
+}
+
+func newFactoryMemo() *factoryMemo {
+	return &factoryMemo{configs: map[string]memoConfig{}, stores: map[string]*session.Store{}}
 }
 
 // NewFactory returns a Factory over the real process.
@@ -60,7 +103,56 @@ func NewFactory(version string) *Factory {
 		Getenv:  os.Getenv,
 		Environ: os.Environ,
 		Getwd:   os.Getwd,
+		memo:    newFactoryMemo(),
 	}
+}
+
+// workDir resolves -C: Factory.WorkDir, else resolveDir.
+func (f *Factory) workDir(dirFlag string) (string, error) {
+	if f.WorkDir != nil {
+		return f.WorkDir(dirFlag)
+	}
+	return f.resolveDir(dirFlag)
+}
+
+// loadConfig is the config for a repository root: Factory.Config, else
+// readConfig, read once per root. Each caller gets its own copy of the
+// lists and tables, so that what one command adds (the servers of a
+// .mcp.json) is not seen by the next.
+func (f *Factory) loadConfig(repoRoot string) (Config, []string, error) {
+	if f.Config != nil {
+		return f.Config(repoRoot)
+	}
+	if f.memo == nil {
+		return f.readConfig(repoRoot)
+	}
+	f.memo.mu.Lock()
+	defer f.memo.mu.Unlock()
+	if m, ok := f.memo.configs[repoRoot]; ok {
+		return m.cfg.clone(), slices.Clone(m.warnings), nil
+	}
+	cfg, warnings, err := f.readConfig(repoRoot)
+	if err != nil {
+		return cfg, warnings, err
+	}
+	f.memo.configs[repoRoot] = memoConfig{cfg.clone(), slices.Clone(warnings)}
+	return cfg, warnings, nil
+}
+
+// clone copies c's lists and tables (their values are copied as values).
+func (c Config) clone() Config {
+	c.unknown, c.files = slices.Clone(c.unknown), slices.Clone(c.files)
+	c.Allow, c.Deny, c.SecretEnv = slices.Clone(c.Allow), slices.Clone(c.Deny), slices.Clone(c.SecretEnv)
+	c.Providers, c.Models, c.MCPServers = maps.Clone(c.Providers), maps.Clone(c.Models), maps.Clone(c.MCPServers)
+	return c
+}
+
+// newModel builds a run's model client: Factory.Model, else buildModel.
+func (f *Factory) newModel(ctx context.Context, name string, cfg Config) (llm.Model, error) {
+	if f.Model != nil {
+		return f.Model(ctx, name, cfg)
+	}
+	return f.buildModel(ctx, name, cfg)
 }
 
 // home is the user's home directory from the factory's environment.
@@ -89,8 +181,30 @@ func openStore(f *Factory, dirFlag string) (*session.Store, error) {
 	return f.storeAt(dir)
 }
 
-// storeAt opens the session store for the working directory dir.
+// storeAt is the session store for the working directory dir:
+// Factory.Store, else one opened once per directory.
 func (f *Factory) storeAt(dir string) (*session.Store, error) {
+	if f.Store != nil {
+		return f.Store(dir)
+	}
+	if f.memo == nil {
+		return f.openStoreAt(dir)
+	}
+	f.memo.mu.Lock()
+	defer f.memo.mu.Unlock()
+	if st, ok := f.memo.stores[dir]; ok {
+		return st, nil
+	}
+	st, err := f.openStoreAt(dir)
+	if err != nil {
+		return nil, err
+	}
+	f.memo.stores[dir] = st
+	return st, nil
+}
+
+// openStoreAt opens the session store for dir as git finds it.
+func (f *Factory) openStoreAt(dir string) (*session.Store, error) {
 	st, err := session.OpenStore(dir, session.Env{Getenv: f.Getenv, Home: f.home()})
 	if err != nil {
 		return nil, fmt.Errorf("open session store: %w", err)
@@ -98,8 +212,8 @@ func (f *Factory) storeAt(dir string) (*session.Store, error) {
 	return st, nil
 }
 
-// workDir resolves -C against the starting directory.
-func (f *Factory) workDir(dir string) (string, error) {
+// resolveDir resolves -C against the starting directory.
+func (f *Factory) resolveDir(dir string) (string, error) {
 	wd, err := f.Getwd()
 	if err != nil {
 		return "", err

@@ -36,9 +36,10 @@ func (f *Factory) defaultModel() (string, string, error) {
 	return providers.Default(f.Getenv)
 }
 
-// newModel builds the model client for a name such as "openai:gpt-4.1-mini"
-// (empty: chosen by the keys that are set), wrapped in the one retry policy.
-func (f *Factory) newModel(ctx context.Context, name string, cfg Config) (llm.Model, error) {
+// buildModel builds the model client for a name such as "openai:gpt-4.1-mini"
+// (empty: chosen by the keys that are set), wrapped in the one retry policy
+// (Factory.Model's default).
+func (f *Factory) buildModel(ctx context.Context, name string, cfg Config) (llm.Model, error) {
 	if name == "" {
 		var err error
 		if name, _, err = f.defaultModel(); err != nil {

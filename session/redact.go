@@ -14,22 +14,39 @@ const Redacted = secrets.Mask
 // (nil masks secret shapes only). With modelSeesShapes the entries kept in
 // memory, from which the model's context is built, keep text that merely
 // has a secret's shape; what is stored is redacted in full either way.
+//
+// A store may be shared by the runs of one process (decode acp's sessions
+// in one directory), so the setting is swapped atomically.
 func (s *Store) SetRedactor(r *secrets.Redactor, modelSeesShapes bool) {
-	s.redactor, s.modelSeesShapes = r, modelSeesShapes
+	s.redaction.Store(&redaction{r, modelSeesShapes})
+}
+
+// redaction is a store's redactor and whether the model sees shapes.
+type redaction struct {
+	r          *secrets.Redactor
+	seesShapes bool
+}
+
+func (s *Store) redacting() redaction {
+	if r := s.redaction.Load(); r != nil {
+		return *r
+	}
+	return redaction{}
 }
 
 // redact redacts an encoded line in full: known values and shapes.
-func (s *Store) redact(line []byte) []byte { return s.redactor.Redact(line) }
+func (s *Store) redact(line []byte) []byte { return s.redacting().r.Redact(line) }
 
 // redactLine returns the line to store and the line the entry in memory is
 // read back from (the same unless the model may see shapes). A line whose
 // redaction as text broke its JSON is redacted string by string instead.
 func (s *Store) redactLine(line []byte) (stored, memory []byte) {
-	stored = s.redactor.RedactLine(line)
-	if !s.modelSeesShapes {
+	r := s.redacting()
+	stored = r.r.RedactLine(line)
+	if !r.seesShapes {
 		return stored, stored
 	}
-	return stored, s.redactor.RedactValues(line)
+	return stored, r.r.RedactValues(line)
 }
 
 // holdsSecret reports whether the file at path holds text the redactor
@@ -39,6 +56,6 @@ func (s *Store) holdsSecret(path string) bool {
 	if err != nil {
 		return false
 	}
-	red := s.redactor.Redact(data)
+	red := s.redacting().r.Redact(data)
 	return len(red) != len(data) || !bytes.Equal(red, data)
 }

@@ -9,24 +9,22 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-
-	"decode/secrets"
 )
 
 // Store keeps sessions in a git object database: the repository decode runs
 // in (its common git dir, shared by linked worktrees), or a bare repository
 // of its own outside any repository.
 type Store struct {
-	gitDir   string
-	refs     refStore
-	db       *objectDB
-	now      func() time.Time
-	redactor *secrets.Redactor
-	// modelSeesShapes keeps secret shapes in the entries in memory.
-	modelSeesShapes bool
+	gitDir string
+	refs   refStore
+	db     *objectDB
+	now    func() time.Time
+	// redaction is the redactor lines go through (see SetRedactor).
+	redaction atomic.Pointer[redaction]
 }
 
 // OpenStore opens the store for dir, where decode runs. Inside a git
