@@ -128,13 +128,15 @@ func keySource(f *Factory, p providers.Provider, s providers.Settings, pc Provid
 	return "from the key store (decode auth login)"
 }
 
-// safeURL drops a password from a URL (https://user:pass@host).
+// safeURL hides a URL's user information (https://user:pass@host or
+// https://TOKEN@host), as decode doctor does.
 func safeURL(s string) string {
 	u, err := url.Parse(s)
 	if err != nil || u.User == nil {
 		return s
 	}
-	return u.Redacted()
+	u.User = url.User("REDACTED")
+	return u.String()
 }
 
 // verboseMemory says which AGENTS.md / MEMORY.md files and skills the
