@@ -74,6 +74,11 @@ type Options struct {
 	// is no Approve: "pause" (the default: record an approval_request and
 	// return ErrPaused) or "deny" (deny with a reason the model sees).
 	OnAsk string
+	// AllowHint, when set, ends the reason the model sees for a call
+	// denied because no one could approve it: how the user can allow such
+	// calls, in the words of whoever runs the loop (the CLI names its
+	// flags; the loop names none).
+	AllowHint string
 	// Steer returns messages queued for the running session (decode steer),
 	// drained at step boundaries; FollowUp returns those queued for when the
 	// turn would end. Either may be nil.

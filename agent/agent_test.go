@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"iter"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -168,6 +169,21 @@ func TestToolCallsRecordedBeforeSideEffects(t *testing.T) {
 	assert.Equal(t, "written", last.Results[1].Content)
 }
 
+// TestDenialCarriesTheCallersHint: how to allow a denied call is the
+// caller's to say, in its own words.
+func TestDenialCarriesTheCallersHint(t *testing.T) {
+	gate := gateFunc(func(string, bool, json.RawMessage) tools.Verdict {
+		return tools.Verdict{Decision: tools.Ask, Reason: "bash asks"}
+	})
+	m := &fakeModel{responses: []llm.Response{say("", call("1", "bash", `{}`)), say("ok")}}
+	_, err := Run(context.Background(), Options{Model: m, Tools: tools.NewRegistry(&fakeTool{name: "bash"}), Gate: gate, Log: &MemoryLog{},
+		OnAsk: "deny", AllowHint: "ask for --allow"}, "go")
+	require.NoError(t, err)
+	res := m.reqs[1].Messages[len(m.reqs[1].Messages)-1].Results
+	require.Len(t, res, 1)
+	assert.True(t, strings.HasSuffix(res[0].Content, "; do without it or ask for --allow"), res[0].Content)
+}
+
 func TestGateDenyAskAndUnknownTool(t *testing.T) {
 	bash := &fakeTool{name: "bash"}
 	rm := &fakeTool{name: "rm"}
@@ -194,6 +210,7 @@ func TestGateDenyAskAndUnknownTool(t *testing.T) {
 	assert.Equal(t, "rm is not allowed", res[0].Content)
 	assert.True(t, res[1].IsError, "ask without an approver is denied with --on-ask deny")
 	assert.Contains(t, res[1].Content, "no one is at a terminal")
+	assert.NotContains(t, res[1].Content, "--", "the loop names no flag")
 	assert.Contains(t, res[2].Content, `no tool named "nope"`)
 	assert.Contains(t, res[2].Content, "bash, rm")
 	assert.Empty(t, rm.ran)

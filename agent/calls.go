@@ -90,7 +90,7 @@ func (l *loop) settle(ctx context.Context, call llm.ToolCall, t *turn) (llm.Tool
 			if l.o.OnAsk != "deny" {
 				return llm.ToolResult{}, l.pause(call, waitKind(w), "", w)
 			}
-			v = tools.Verdict{Decision: tools.Deny, Reason: "this run cannot wait for a person or a time (--on-ask deny); go on without it"}
+			v = tools.Verdict{Decision: tools.Deny, Reason: "this run cannot wait for a person or a time (it was started not to); go on without it"}
 		}
 	}
 	return l.execute(ctx, call, tool, v), nil
@@ -307,7 +307,7 @@ func (l *loop) result(call llm.ToolCall, res tools.Result, ms int64) llm.ToolRes
 
 // decide returns the gate's verdict, asking the approver when it says ask.
 // With no approver it stays ask (the run pauses), or becomes a denial the
-// model can act on with --on-ask deny.
+// model can act on when OnAsk is deny.
 func (l *loop) decide(ctx context.Context, t tools.Tool, known bool, call llm.ToolCall) tools.Verdict {
 	if !known {
 		return tools.Verdict{Decision: tools.Deny, Reason: fmt.Sprintf("there is no tool named %q; use one of: %s", call.Name, strings.Join(l.names(), ", "))}
@@ -318,7 +318,11 @@ func (l *loop) decide(ctx context.Context, t tools.Tool, known bool, call llm.To
 	}
 	if l.o.Approve == nil {
 		if l.o.OnAsk == "deny" {
-			return tools.Verdict{Decision: tools.Deny, Reason: "not allowed without approval, and no one is at a terminal to approve it (" + v.Reason + "); do without it or ask the user to allow it with --allow or --mode"}
+			reason := "not allowed without approval, and no one is at a terminal to approve it (" + v.Reason + "); do without it"
+			if l.o.AllowHint != "" {
+				reason += " or " + l.o.AllowHint
+			}
+			return tools.Verdict{Decision: tools.Deny, Reason: reason}
 		}
 		return v
 	}

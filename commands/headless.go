@@ -20,6 +20,7 @@ func (f *Factory) wireHeadless(opts *agent.Options, o *AgentOptions, cfg Config,
 	switch o.OnAsk {
 	case "", "pause", "deny":
 		opts.OnAsk = o.OnAsk
+		opts.AllowHint = "ask the user to allow it with --allow or --mode"
 	default:
 		return usageErrorf("--on-ask %q: use pause or deny", o.OnAsk)
 	}
