@@ -28,6 +28,9 @@ var (
 	noPlan = outcome{Allow, Deny, Allow, Allow}
 	// fileEdit: a file edit inside the workspace, which edit mode allows.
 	fileEdit = outcome{Ask, Deny, Allow, Allow}
+	// reads: a command that only reads the workspace, which edit mode
+	// without the sandbox runs without asking.
+	reads = outcome{Ask, Deny, Allow, Allow}
 )
 
 // corpusRuleSets are the rule sets every case is checked under.
@@ -59,7 +62,10 @@ func shq(s string) string {
 }
 
 // goodCommands are allowed by the allow rule set.
-var goodCommands = []string{"go test ./...", "git diff --stat HEAD~1"}
+var goodCommands = []string{"go test ./...", readerCommand}
+
+// readerCommand, a good command, only reads the workspace.
+const readerCommand = "git diff --stat HEAD~1"
 
 // badCommand is a command no allow rule covers; rm says whether the deny
 // rule bash(rm *) catches it.
@@ -136,7 +142,11 @@ func generatedCases() []corpusCase {
 				allowed = unruled
 			}
 			other := goodCommands[(i+1)%len(goodCommands)]
-			cases = append(cases, corpusCase{family: "allowed " + t.t, cmd: t.expand(g, other), none: unruled, allowed: allowed, denied: unruled})
+			unallowed := unruled
+			if other == readerCommand && !t.floored && !strings.Contains(t.t, "%G") && !strings.Contains(t.t, "%Q") {
+				unallowed = reads // git diff alone only reads the workspace
+			}
+			cases = append(cases, corpusCase{family: "allowed " + t.t, cmd: t.expand(g, other), none: unallowed, allowed: allowed, denied: unallowed})
 		}
 	}
 	return cases
@@ -187,27 +197,27 @@ var handCases = []corpusCase{
 	// Allowed commands as they are typed.
 	{"plain", "go test ./...", unruled, allowAll, unruled},
 	{"plain", "go test", unruled, allowAll, unruled},
-	{"plain", "git diff", unruled, allowAll, unruled},
-	{"plain", "git diff --cached -- src/a.go", unruled, allowAll, unruled},
+	{"plain", "git diff", reads, allowAll, reads},
+	{"plain", "git diff --cached -- src/a.go", reads, allowAll, reads},
 	{"plain", "go test ./... 2>&1", unruled, allowAll, unruled},
 	{"plain", "go test ./... >/dev/null 2>&1", unruled, allowAll, unruled},
 	{"plain", "go test ./... &", unruled, allowAll, unruled},
 	{"plain", "go test ./... # && rm -rf /", unruled, allowAll, unruled},
 	{"plain", "go test \\\n  ./...", unruled, allowAll, unruled},
 	{"plain", "CGO_ENABLED=0 go test ./...", unruled, allowAll, unruled},
-	{"plain", "FOO=1 BAR=2 git diff", unruled, allowAll, unruled},
+	{"plain", "FOO=1 BAR=2 git diff", reads, allowAll, reads},
 	{"plain", "a=1; go test ./...", unruled, allowAll, unruled},
 	{"plain", "export GOOS=linux; go test ./...", unruled, allowAll, unruled},
 	{"plain", "[[ -f go.mod ]] && go test ./...", unruled, allowAll, unruled},
 	{"plain", "go test -count=$((1+2)) ./...", unruled, allowAll, unruled},
 	{"plain", "git diff ';' rm -rf /", unruled, allowAll, unruled},
-	{"plain", "git diff '&&' curl x '|' sh", unruled, allowAll, unruled},
-	{"plain", "git 'diff' \"--stat\"", unruled, allowAll, unruled},
-	{"plain", "\"git\" diff", unruled, allowAll, unruled},
-	{"plain", "g''it d\"\"iff", unruled, allowAll, unruled},
-	{"plain", "echo '$(rm x)'", unruled, unruled, unruled},
-	{"plain", "echo \"\\$(rm x)\"", unruled, unruled, unruled},
-	{"plain", "cat <<'EOF'\n$(rm -rf /)\nEOF", unruled, unruled, unruled},
+	{"plain", "git diff '&&' curl x '|' sh", reads, allowAll, reads},
+	{"plain", "git 'diff' \"--stat\"", reads, allowAll, reads},
+	{"plain", "\"git\" diff", reads, allowAll, reads},
+	{"plain", "g''it d\"\"iff", reads, allowAll, reads},
+	{"plain", "echo '$(rm x)'", reads, reads, reads},
+	{"plain", "echo \"\\$(rm x)\"", reads, reads, reads},
+	{"plain", "cat <<'EOF'\n$(rm -rf /)\nEOF", reads, reads, reads},
 	{"plain", "", allowAll, allowAll, allowAll},
 	{"plain", "# just a comment", allowAll, allowAll, allowAll},
 	// Prefix and glob rules are not fooled by look-alikes.
@@ -290,7 +300,7 @@ var handCases = []corpusCase{
 	{"wrapper", "timeout -s KILL --kill-after=1 5m go test ./...", unruled, allowAll, unruled},
 	{"wrapper", "timeout $t rm -rf /", unruled, unruled, strict},
 	{"wrapper", "timeout --weird 5 rm x", unruled, unruled, strict},
-	{"wrapper", "nice -10 git diff", unruled, allowAll, unruled},
+	{"wrapper", "nice -10 git diff", reads, allowAll, reads},
 	{"wrapper", "nice --adjustment=5 rm x", unruled, unruled, denyAll},
 	{"wrapper", "nohup go test ./... &", unruled, allowAll, unruled},
 	{"wrapper", "exec go test ./...", unruled, allowAll, unruled},
@@ -504,6 +514,39 @@ var handCases = []corpusCase{
 	{"splitting", "timeout -s $sig 5 go test ./...", unruled, unruled, strict},
 	{"splitting", "go test $flags ./...", unruled, allowAll, unruled},
 	{"splitting", "git diff $(git merge-base HEAD main)", unruled, unruled, unruled},
+	// Commands that only read the workspace, which edit mode without the
+	// sandbox runs, and near misses that read elsewhere, write, or run
+	// something else.
+	{"readers", "cat README.md", reads, reads, reads},
+	{"readers", "ls -la src", reads, reads, reads},
+	{"readers", "rg -n 'func main' --glob '*.go' .", reads, reads, reads},
+	{"readers", "git status --short", reads, reads, reads},
+	{"readers", "grep -rn TODO . | head -20", reads, reads, reads},
+	{"readers", "cat *.go | wc -l", reads, reads, reads},
+	{"readers", "wc -l < main.go", reads, reads, reads},
+	{"readers", "git log --oneline -5 -- src", reads, reads, reads},
+	{"readers", "cat /etc/passwd", unruled, unruled, unruled},
+	{"readers", "ls ..", unruled, unruled, unruled},
+	{"readers", "cat ~/.ssh/id_rsa", unruled, unruled, unruled},
+	{"readers", "cat $HOME/.netrc", unruled, unruled, unruled},
+	{"readers", "cat {a,/etc/shadow}", unruled, unruled, unruled},
+	{"readers", "cat .*/x", strict, strict, strict},
+	{"readers", "wc -l < /etc/passwd", unruled, unruled, unruled},
+	{"readers", "grep -f/etc/shadow x", unruled, unruled, unruled},
+	{"readers", "grep --file=/etc/shadow x", unruled, unruled, unruled},
+	{"readers", "rg --pre ./run.sh x", unruled, unruled, unruled},
+	{"readers", "git log --output=out.txt", unruled, unruled, unruled},
+	{"readers", "git log --out=out.txt", unruled, unruled, unruled},
+	{"readers", "git grep -nO vim main", unruled, unruled, unruled},
+	{"readers", "git branch new", unruled, unruled, unruled},
+	{"readers", "./cat x", unruled, unruled, unruled},
+	{"readers", "cat x | sh", unruled, unruled, strict},
+	{"readers", "ls > listing.txt", unruled, unruled, unruled},
+	{"readers", "cd /etc && cat passwd", unruled, unruled, unruled},
+	{"readers", "cd && ls", unruled, unruled, unruled},
+	{"readers", "cd - && ls", unruled, unruled, unruled},
+	{"readers", "sed -n 1p x", unruled, unruled, unruled},
+	{"readers", "find . -name x", unruled, unruled, unruled},
 	// Lines that cannot be parsed.
 	{"parse", "echo 'unterminated", denyAll, denyAll, denyAll},
 	{"parse", "git diff )", denyAll, denyAll, denyAll},

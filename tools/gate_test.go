@@ -298,3 +298,24 @@ func TestGateWordSplitting(t *testing.T) {
 		assert.Equal(t, want, v.Decision, "%s: %s", cmd, v.Reason)
 	}
 }
+
+func TestGateEditModeReadersWithoutSandbox(t *testing.T) {
+	root := t.TempDir()
+	bashDir := root
+	g, err := NewGate(GateConfig{Root: root, Mode: ModeEdit, BashDir: func() string { return bashDir }})
+	require.NoError(t, err)
+	check := func(cmd string) Decision {
+		args, err := json.Marshal(map[string]string{"command": cmd})
+		require.NoError(t, err)
+		return g.Check("bash", false, args).Decision
+	}
+	assert.Equal(t, Allow, check("ls"), "ls in the workspace reads it")
+	assert.Equal(t, Allow, check("cd src && cat main.go"), "a directory inside the workspace")
+	bashDir = os.TempDir()
+	assert.Equal(t, Ask, check("ls"), "the bash tool's directory is outside the workspace: ls would list it")
+	bashDir = root
+	sandboxed, err := NewGate(GateConfig{Root: root, Mode: ModeDefault})
+	require.NoError(t, err)
+	args, _ := json.Marshal(map[string]string{"command": "cat README.md"})
+	assert.Equal(t, Ask, sandboxed.Check("bash", false, args).Decision, "default mode without the sandbox still asks")
+}

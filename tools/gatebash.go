@@ -43,8 +43,9 @@ func (g *Gate) checkBash(args json.RawMessage) (v Verdict) {
 	for _, w := range an.writes {
 		v = stricter(v, g.checkRedirect(w, dirs, dirsKnown))
 	}
+	reader := g.workspaceReader(an, dirs, dirsKnown)
 	for i := range an.cmds {
-		v = stricter(v, g.checkUnit(&an.cmds[i]))
+		v = stricter(v, g.checkUnit(&an.cmds[i], reader))
 	}
 	what := "the bash command " + quoteSnippet(*a.Command)
 	if g.sandboxed && g.mode == ModeDefault && v.Decision == Allow {
@@ -91,8 +92,9 @@ func (g *Gate) BashAccess(args json.RawMessage) Access {
 	return AccessWrite
 }
 
-// checkUnit decides one command of a line.
-func (g *Gate) checkUnit(u *cmdUnit) Verdict {
+// checkUnit decides one command of a line. reader, when not nil, vouches
+// for commands that only read the workspace (edit mode with no sandbox).
+func (g *Gate) checkUnit(u *cmdUnit, reader *workspaceReader) Verdict {
 	joined := joinWords(u.words)
 	what := "bash command " + quoteSnippet(joined)
 	// Deny and ask rules also match a command run by path: /bin/rm is rm.
@@ -130,6 +132,8 @@ func (g *Gate) checkUnit(u *cmdUnit) Verdict {
 		return allow("") // the sandbox holds it to the workspace
 	case g.sandboxed && g.mode == ModeDefault && looksReadOnly(u.words):
 		return allow("") // the sandbox holds the workspace read-only for it
+	case reader != nil && reader.onlyReads(u.words):
+		return allow("") // it reads files of the workspace and prints
 	}
 	return g.modeDefault(false, what)
 }

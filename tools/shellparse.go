@@ -93,6 +93,8 @@ type shellAnalysis struct {
 	cds []shellWord
 	// dotglob: the line may turn on dotglob, under which * matches .git.
 	dotglob bool
+	// reads are the files the line reads by redirection (< FILE).
+	reads []shellWord
 }
 
 // shellAnalyzer collects the units of a command line and the strings it
@@ -465,6 +467,9 @@ func (v *shellVisitor) decl(d *syntax.DeclClause) {
 // redirect records a redirection that writes to a file.
 func (v *shellVisitor) redirect(r *syntax.Redirect) {
 	switch r.Op {
+	case syntax.RdrIn:
+		v.a.out.reads = append(v.a.out.reads, v.word(r.Word))
+		return
 	case syntax.RdrOut, syntax.AppOut, syntax.RdrInOut, syntax.RdrClob, syntax.AppClob,
 		syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob:
 	case syntax.DplOut:

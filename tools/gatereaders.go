@@ -1,0 +1,168 @@
+package tools
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// In edit mode with the sandbox active every command runs, held to the
+// workspace by the operating system. Without it (--sandbox off, or a
+// kernel that cannot confine), nothing holds a command, so edit mode still
+// asks for commands, except those that can only read the workspace: one
+// of a few programs that read files and print, with no option that writes
+// a file or runs another program, given only paths inside the workspace.
+// The parser's judgement is all there is here, so the lists are short and
+// everything unsure asks.
+
+// workspaceReaders are the programs edit mode without the sandbox runs
+// without asking, with the options (long or short) that disqualify a call.
+var workspaceReaders = map[string][]string{
+	"ls": nil, "cat": nil, "head": nil, "tail": nil, "wc": nil, "nl": nil, "tac": nil,
+	"grep": nil, "egrep": nil, "fgrep": nil, "rg": {"--pre", "--pre-glob", "--hostname-bin"},
+	"cd": nil, "pwd": nil, "stat": nil, "du": nil, "diff": nil, "cmp": nil,
+	"basename": nil, "dirname": nil, "realpath": nil, "readlink": nil,
+	"md5sum": nil, "sha1sum": nil, "sha256sum": nil, "echo": nil, "printf": nil, "true": nil, "false": nil,
+}
+
+// workspaceGit are the git subcommands edit mode without the sandbox runs
+// without asking, with the options that disqualify a call (--output writes
+// a file; grep -O runs a pager command).
+var workspaceGit = map[string][]string{
+	"status": nil, "diff": {"--output"}, "log": {"--output"}, "show": {"--output"},
+	"ls-files": nil, "ls-tree": nil, "blame": nil, "grep": {"-O", "--open-files-in-pager"},
+	"rev-parse": nil, "shortlog": {"--output"}, "describe": nil,
+}
+
+// workspaceReader checks commands against the workspace from the
+// directories a line may run them in.
+type workspaceReader struct {
+	g    *Gate
+	dirs []string
+}
+
+// workspaceReader returns the reader for a line in edit mode without the
+// sandbox, or nil when no command of it can run without asking: another
+// mode, the sandbox active, a file written, a directory known only at run
+// time or outside the workspace, or a file read from outside it (< FILE).
+func (g *Gate) workspaceReader(an *shellAnalysis, dirs []string, dirsKnown bool) *workspaceReader {
+	if g.mode != ModeEdit || g.sandboxed || len(an.writes) > 0 || !dirsKnown {
+		return nil
+	}
+	r := &workspaceReader{g: g, dirs: dirs}
+	for _, d := range dirs {
+		if !g.resolveFrom(d, ".").allowable() {
+			return nil
+		}
+	}
+	for _, w := range an.reads {
+		if !r.inside(w) {
+			return nil
+		}
+	}
+	return r
+}
+
+// onlyReads reports whether the command's words are a workspace reader
+// called with none of its disqualifying options and only paths inside the
+// workspace. Every argument that is not an option counts as a path (a
+// grep pattern too): an argument that would be outside as a path asks.
+func (r *workspaceReader) onlyReads(words []shellWord) bool {
+	if len(words) == 0 || !words[0].literal || strings.ContainsAny(words[0].text, `/\`) {
+		return false // a program by path may be one the model wrote
+	}
+	bad, ok := workspaceReaders[words[0].text]
+	args := words[1:]
+	if words[0].text == "git" {
+		if len(args) == 0 || !args[0].literal {
+			return false
+		}
+		// git's own options (-C, -c, --git-dir) come before the subcommand.
+		bad, ok = workspaceGit[args[0].text]
+		args = args[1:]
+	}
+	if !ok {
+		return false
+	}
+	if words[0].text == "cd" && (len(args) != 1 || strings.HasPrefix(args[0].text, "-")) {
+		return false // cd alone goes home, cd - back to where it was
+	}
+	for _, w := range args {
+		if w.procSubst {
+			continue // <(cmd): a command checked on its own
+		}
+		if strings.HasPrefix(w.text, "-") && w.literal {
+			if disqualifies(w.text, bad) {
+				return false
+			}
+			name, value, hasValue := strings.Cut(w.text, "=")
+			if hasValue {
+				if !r.inside(shellWord{text: value, literal: true}) {
+					return false
+				}
+			} else if strings.ContainsAny(name, `/\~`) {
+				return false // a value glued to a short option (-f/etc/x)
+			}
+			continue
+		}
+		if !r.inside(w) {
+			return false
+		}
+	}
+	return true
+}
+
+// disqualifies reports whether the option opt is one of bad: a long
+// option or an abbreviation of one (git takes unambiguous prefixes), or a
+// cluster of short options holding a bad letter.
+func disqualifies(opt string, bad []string) bool {
+	name, _, _ := strings.Cut(opt, "=")
+	for _, b := range bad {
+		switch {
+		case strings.HasPrefix(b, "--"):
+			if strings.HasPrefix(name, b) || (len(name) > 2 && strings.HasPrefix(b, name)) {
+				return true
+			}
+		case !strings.HasPrefix(name, "--") && strings.ContainsRune(name[1:], rune(b[1])):
+			return true
+		}
+	}
+	return false
+}
+
+// inside reports whether w, as a path, lies in the workspace from every
+// directory the line may run in. A glob must be a plain one (* and ? in
+// names, none able to match ..); any other expansion is unknown.
+func (r *workspaceReader) inside(w shellWord) bool {
+	if !w.literal && !plainGlob(w.text) {
+		return false
+	}
+	for _, d := range r.dirs {
+		gp := r.g.resolveFrom(d, w.text)
+		if !gp.allowable() {
+			return false
+		}
+		if filepath.IsAbs(w.text) {
+			break
+		}
+	}
+	return true
+}
+
+// plainGlob reports whether s is a glob of * and ? over plain names, with
+// no component starting with a dot that a pattern could make "..".
+func plainGlob(s string) bool {
+	for _, c := range s {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.ContainsRune("._-/*?+,:=%@", c):
+		default:
+			return false
+		}
+	}
+	for _, comp := range strings.Split(s, "/") {
+		if strings.HasPrefix(comp, ".") && strings.ContainsAny(comp, "*?") {
+			return false
+		}
+	}
+	return true
+}
