@@ -97,7 +97,7 @@ func decideRun(c *cli.Context, o *DecideOptions) error {
 	if err != nil {
 		return err
 	}
-	s, err := st.Open(c.Context, o.Session)
+	s, err := st.Sessions().Open(c.Context, o.Session)
 	if err != nil {
 		return err
 	}

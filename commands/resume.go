@@ -83,7 +83,7 @@ func resumeRun(ctx context.Context, ro *ResumeOptions) error {
 	if err != nil {
 		return err
 	}
-	id, prompt, err := resumeTarget(ctx, st, ro.Args)
+	id, prompt, err := resumeTarget(ctx, st.Sessions(), ro.Args)
 	if err != nil {
 		return err
 	}
@@ -122,7 +122,7 @@ func resumeRun(ctx context.Context, ro *ResumeOptions) error {
 // does not look like a session reference (prose, not an id), all the
 // arguments are the prompt for the latest session. An ambiguous prefix, or
 // an id-like word that matches nothing, is an error listing candidates.
-func resumeTarget(ctx context.Context, st *session.Store, args []string) (id, prompt string, err error) {
+func resumeTarget(ctx context.Context, st session.Sessions, args []string) (id, prompt string, err error) {
 	if len(args) == 0 {
 		id, err = st.Resolve(ctx, "@")
 		return id, "", err

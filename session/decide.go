@@ -28,22 +28,33 @@ type Decision struct {
 // kind (an answer for a question, allow or deny for an approval); nothing
 // is written when one does not. The caller holds the session's lock.
 func (s *Session) Decide(ctx context.Context, ds ...Decision) error {
-	if len(ds) == 0 {
-		return errors.New("no decision to record")
-	}
-	es := make([]Entry, 0, len(ds))
-	for _, d := range ds {
-		if err := s.checkDecision(d.ApprovalData); err != nil {
-			return fmt.Errorf("session %s: %w", s.id, err)
-		}
-		es = append(es, NewEntry(TypeApproval, d.ApprovalData, d.Note))
+	es, err := decisionEntries(s.id, s.entries, ds)
+	if err != nil {
+		return err
 	}
 	return s.Append(ctx, es...)
 }
 
-// checkDecision finds the request d decides and checks that d fits it.
-func (s *Session) checkDecision(d ApprovalData) error {
-	i := slices.IndexFunc(s.entries, func(e Entry) bool {
+// decisionEntries checks ds against the entries of session id and returns
+// their approval entries.
+func decisionEntries(id string, entries []Entry, ds []Decision) ([]Entry, error) {
+	if len(ds) == 0 {
+		return nil, errors.New("no decision to record")
+	}
+	es := make([]Entry, 0, len(ds))
+	for _, d := range ds {
+		if err := checkDecision(entries, d.ApprovalData); err != nil {
+			return nil, fmt.Errorf("session %s: %w", id, err)
+		}
+		es = append(es, NewEntry(TypeApproval, d.ApprovalData, d.Note))
+	}
+	return es, nil
+}
+
+// checkDecision finds the request d decides among es and checks that d
+// fits it.
+func checkDecision(es []Entry, d ApprovalData) error {
+	i := slices.IndexFunc(es, func(e Entry) bool {
 		if e.Type != TypeApprovalReq {
 			return false
 		}
@@ -54,7 +65,7 @@ func (s *Session) checkDecision(d ApprovalData) error {
 		return fmt.Errorf("no call %s waits for a decision", d.CallID)
 	}
 	var r ApprovalRequestData
-	_ = s.entries[i].Decode(&r)
+	_ = es[i].Decode(&r)
 	if r.Hash != d.Hash {
 		return fmt.Errorf("the decision on %s is bound to another call (hash %.12s, the request's is %.12s)", d.CallID, d.Hash, r.Hash)
 	}

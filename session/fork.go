@@ -58,19 +58,24 @@ func (s *Store) Fork(ctx context.Context, ref string, at int, d ForkData) (*Sess
 	if err := f.Lock(); err != nil {
 		return nil, err
 	}
-	d.From, d.At = src, f.lastID()
-	note := fmt.Sprintf("from %s@%d", d.From, d.At)
-	if d.Replay {
-		note = "replay of " + d.From
-	}
-	err = f.Append(ctx, NewEntry(TypeFork, d, note))
+	err = f.Append(ctx, forkEntry(src, f.lastID(), d))
 	if uerr := f.Unlock(); err == nil {
 		err = uerr
 	}
 	if err != nil {
-		return nil, fmt.Errorf("fork %s: %w", d.From, err)
+		return nil, fmt.Errorf("fork %s: %w", src, err)
 	}
 	return f, nil
+}
+
+// forkEntry is the first entry of a fork of session src after entry at.
+func forkEntry(src string, at int, d ForkData) Entry {
+	d.From, d.At = src, at
+	note := fmt.Sprintf("from %s@%d", d.From, d.At)
+	if d.Replay {
+		note = "replay of " + d.From
+	}
+	return NewEntry(TypeFork, d, note)
 }
 
 // forkAt creates a session whose ref points at the commit of ref's session

@@ -162,12 +162,21 @@ func (s *Store) resolve(ref string) (string, plumbing.Hash, error) {
 	if err != nil {
 		return "", plumbing.ZeroHash, err
 	}
-	ids := s.byAge(refs)
+	id, err := pick(ref, s.byAge(refs))
+	if err != nil {
+		return "", plumbing.ZeroHash, err
+	}
+	return id, refs[id], nil
+}
+
+// pick finds the session ref names among ids (newest first): "@~N" by
+// position, else the one id ref is a prefix of.
+func pick(ref string, ids []string) (string, error) {
 	if n, ok := parseRelative(ref); ok {
 		if n >= len(ids) {
-			return "", plumbing.ZeroHash, &NotFoundError{Ref: ref, Candidates: head(ids, 5)}
+			return "", &NotFoundError{Ref: ref, Candidates: head(ids, 5)}
 		}
-		return ids[n], refs[ids[n]], nil
+		return ids[n], nil
 	}
 	var matches []string
 	for _, id := range ids {
@@ -177,11 +186,11 @@ func (s *Store) resolve(ref string) (string, plumbing.Hash, error) {
 	}
 	switch len(matches) {
 	case 0:
-		return "", plumbing.ZeroHash, &NotFoundError{Ref: ref, Candidates: head(ids, 5)}
+		return "", &NotFoundError{Ref: ref, Candidates: head(ids, 5)}
 	case 1:
-		return matches[0], refs[matches[0]], nil
+		return matches[0], nil
 	}
-	return "", plumbing.ZeroHash, &AmbiguousError{Ref: ref, Candidates: matches}
+	return "", &AmbiguousError{Ref: ref, Candidates: matches}
 }
 
 // parseRelative reads "@" (0) and "@~N" (N).
