@@ -72,7 +72,11 @@ func acpRun(ctx context.Context, ao *ACPOptions) error {
 	if err := ao.Agent.checkFlags(); err != nil {
 		return err
 	}
-	f := ao.Agent.F
+	// The server outlives any one config or store read: each request reads
+	// them afresh, as a decode command would (no memo).
+	server := *ao.Agent.F
+	server.memo = nil
+	f := &server
 	srv := &acpServer{f: f, base: ao.Agent, conn: newRPCConn(f.IO.In, f.IO.Out), sessions: map[string]*acpSession{}}
 	return srv.serve(ctx)
 }
