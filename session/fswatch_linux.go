@@ -249,10 +249,12 @@ func (w *fsWatcher) event(wd int32, mask uint32, name string) bool {
 	return true
 }
 
-// close stops watching.
+// close stops watching. The kernel takes some milliseconds to let go of
+// the watches (it waits for readers of its marks), which the caller, at
+// the end of a run, need not wait for.
 func (w *fsWatcher) close() {
 	if w != nil && w.fd >= 0 {
-		unix.Close(w.fd)
+		go unix.Close(w.fd)
 		w.fd = -1
 	}
 }

@@ -102,9 +102,10 @@ type Snapshotter struct {
 	// private index below each directory, as of tipTree (nil until a full
 	// scan rebuilt it: the next snapshot scans the whole tree), and
 	// skipped is what the last snapshot left out.
-	watch   *fsWatcher
-	dirs    map[string]int
-	skipped []SkippedPath
+	watch    *fsWatcher
+	dirs     map[string]int
+	skipped  []SkippedPath
+	excludes string // excludesStamp as of the last snapshot
 	// scans counts the git status runs over the whole tree and over
 	// changed paths only.
 	scans struct{ full, paths int }
@@ -502,6 +503,12 @@ func (sn *Snapshotter) changes() (specs []string, full bool) {
 		sn.Close()
 		return nil, true
 	}
+	// The exclude files outside the work tree are not watched: a change
+	// to one may change what is ignored anywhere.
+	excludes := sn.excludesStamp()
+	if excludes != sn.excludes {
+		sn.excludes, whole = excludes, true
+	}
 	if whole || sn.dirs == nil || !fileExists(sn.index) {
 		return nil, true
 	}
@@ -530,6 +537,27 @@ func (sn *Snapshotter) changes() (specs []string, full bool) {
 		return nil, true // too long a command line
 	}
 	return specs, false
+}
+
+// excludesStamp sums up the size and time of the exclude files git reads
+// besides the .gitignore files: info/exclude and the default global one.
+func (sn *Snapshotter) excludesStamp() string {
+	if sn.getenv == nil {
+		sn.getenv = os.Getenv
+	}
+	global := filepath.Join(sn.getenv("XDG_CONFIG_HOME"), "git", "ignore")
+	if sn.getenv("XDG_CONFIG_HOME") == "" {
+		global = filepath.Join(sn.getenv("HOME"), ".config", "git", "ignore")
+	}
+	var b strings.Builder
+	for _, p := range []string{filepath.Join(sn.store.gitDir, "info", "exclude"), global} {
+		if fi, err := os.Stat(p); err == nil {
+			fmt.Fprintf(&b, "%d %d;", fi.Size(), fi.ModTime().UnixNano())
+		} else {
+			b.WriteString("-;")
+		}
+	}
+	return b.String()
 }
 
 // underAny reports whether path p is one of dirs or below one of them.

@@ -301,3 +301,35 @@ func TestWatcherOverflowScansWhole(t *testing.T) {
 	_, _, ok = w.take()
 	assert.False(t, ok, "the top went away: the watcher gives up")
 }
+
+// TestSnapshotSeesExcludeFileChanges: info/exclude and the global excludes
+// file are not in the work tree, so no event says what they un-ignore; a
+// change to either makes the next snapshot scan the whole tree.
+func TestSnapshotSeesExcludeFileChanges(t *testing.T) {
+	tb := newTestbed(t)
+	dir := tb.repo()
+	exclude := filepath.Join(dir, ".git", "info", "exclude")
+	global := filepath.Join(tb.vars["XDG_CONFIG_HOME"], "git", "ignore")
+	require.NoError(t, os.MkdirAll(filepath.Dir(exclude), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Dir(global), 0o755))
+	require.NoError(t, os.WriteFile(exclude, []byte("*.log\n"), 0o644))
+	require.NoError(t, os.WriteFile(global, []byte("*.tmp\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "x.log"), []byte("log"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "x.tmp"), []byte("tmp"), 0o644))
+	_, sn := tb.snapshotter(dir)
+	ctx := context.Background()
+	d, err := sn.Snapshot(ctx)
+	require.NoError(t, err)
+	require.NotNil(t, sn.watch)
+	assert.Equal(t, "main.go", tb.git(dir, "ls-tree", "-r", "--name-only", d.Tree))
+
+	require.NoError(t, os.WriteFile(exclude, nil, 0o644))
+	d, err = sn.Snapshot(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "main.go\nx.log", tb.git(dir, "ls-tree", "-r", "--name-only", d.Tree), "un-ignored by info/exclude")
+
+	require.NoError(t, os.WriteFile(global, []byte("# nothing\n"), 0o644))
+	d, err = sn.Snapshot(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "main.go\nx.log\nx.tmp", tb.git(dir, "ls-tree", "-r", "--name-only", d.Tree), "un-ignored by the global excludes file")
+}
