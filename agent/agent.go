@@ -29,9 +29,22 @@ type Gate interface {
 	Check(name string, readOnly bool, args json.RawMessage) tools.Verdict
 }
 
-// Approver asks a person about a call the gate sent to ask. It returns
-// whether the call may run and, when not, the reason the model will see.
-type Approver func(ctx context.Context, call llm.ToolCall, v tools.Verdict) (ok bool, reason string)
+// Approver asks a person about a call the gate sent to ask.
+type Approver func(ctx context.Context, call llm.ToolCall, v tools.Verdict) Approval
+
+// Approval is a person's answer about one call.
+type Approval struct {
+	// OK lets the call run.
+	OK bool
+	// Reason is what the model is told when OK is false ("" for a plain
+	// no): the person's own words, so the model can adapt.
+	Reason string
+	// Always, with OK, is an allow rule the person gave for calls like
+	// this one for the rest of the session (bash(go test ./...)): the loop
+	// adds it to the gate and records it in the session as a change of
+	// the run spec, so a resume keeps it too.
+	Always string
+}
 
 // Options wires one run of the loop.
 type Options struct {

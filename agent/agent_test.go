@@ -216,11 +216,11 @@ func TestGateDenyAskAndUnknownTool(t *testing.T) {
 	assert.Empty(t, rm.ran)
 	assert.Empty(t, bash.ran)
 
-	_, res = run(func(context.Context, llm.ToolCall, tools.Verdict) (bool, string) { return false, "not today" })
+	_, res = run(func(context.Context, llm.ToolCall, tools.Verdict) Approval { return Approval{Reason: "not today"} })
 	assert.Equal(t, "not today", res[1].Content)
 	assert.Empty(t, bash.ran)
 
-	_, res = run(func(context.Context, llm.ToolCall, tools.Verdict) (bool, string) { return true, "" })
+	_, res = run(func(context.Context, llm.ToolCall, tools.Verdict) Approval { return Approval{OK: true} })
 	assert.False(t, res[1].IsError)
 	assert.Len(t, bash.ran, 1, "an approved call runs")
 }
@@ -310,4 +310,41 @@ func TestOutcomeAddSumsEverything(t *testing.T) {
 	got := a.Add(b)
 	assert.Equal(t, Outcome{Text: "second", Usage: llm.Usage{Input: 15, Output: 3}, Turns: 3, Cost: 0.75, Status: session.StatusDone}, got)
 	assert.Equal(t, b, Outcome{}.Add(b), "adding to nothing is the later outcome")
+}
+
+// TestApprovalAlways: "always" adds the rule to the gate, so the same
+// call is not asked about again in the run, and records it as a spec
+// entry, which a resume runs with.
+func TestApprovalAlways(t *testing.T) {
+	gate, err := tools.NewGate(tools.GateConfig{Root: t.TempDir(), Mode: tools.ModeDefault})
+	require.NoError(t, err)
+	bash := &fakeTool{name: "bash"}
+	m := &fakeModel{responses: []llm.Response{
+		say("", call("1", "bash", `{"command":"touch x"}`)),
+		say("", call("2", "bash", `{"command":"touch x"}`), call("3", "bash", `{"command":"touch y"}`)),
+		say("done"),
+	}}
+	var asked []string
+	approve := func(_ context.Context, c llm.ToolCall, _ tools.Verdict) Approval {
+		asked = append(asked, c.ID)
+		if c.ID == "1" {
+			return Approval{OK: true, Always: "bash(touch x)"}
+		}
+		return Approval{Reason: "not that one"}
+	}
+	log := &MemoryLog{}
+	start := &session.StartData{Model: "m", Spec: &session.RunSpec{Mode: "default", Allow: []string{"read(**)"}}}
+	_, err = Run(context.Background(), Options{Model: m, Tools: tools.NewRegistry(bash), Gate: gate, Log: log, Approve: approve, Start: start}, "go")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"1", "3"}, asked, "the call allowed always is not asked about again; another command is")
+	assert.Len(t, bash.ran, 2)
+	spec, _ := session.SpecOf(log.Entries())
+	assert.Equal(t, []string{"read(**)", "bash(touch x)"}, spec.Allow, "the rule is recorded in the run spec")
+	var changes int
+	for _, e := range log.Entries() {
+		if e.Type == session.TypeSpec {
+			changes++
+		}
+	}
+	assert.Equal(t, 1, changes, "one spec entry")
 }

@@ -331,13 +331,42 @@ func (l *loop) decide(ctx context.Context, t tools.Tool, known bool, call llm.To
 
 // approve asks the person at the terminal about a call the gate sent to ask.
 func (l *loop) approve(ctx context.Context, call llm.ToolCall, v tools.Verdict) tools.Verdict {
-	if ok, reason := l.o.Approve(ctx, call, v); !ok {
-		if reason == "" {
-			reason = "the user declined this call"
+	a := l.o.Approve(ctx, call, v)
+	if !a.OK {
+		if a.Reason == "" {
+			a.Reason = "the user declined this call"
 		}
-		return tools.Verdict{Decision: tools.Deny, Reason: reason}
+		return tools.Verdict{Decision: tools.Deny, Reason: a.Reason}
+	}
+	if a.Always != "" {
+		l.allowAlways(a.Always)
+		return tools.Verdict{Decision: tools.Allow, Reason: "approved by the user for the rest of the session (" + a.Always + ")"}
 	}
 	return tools.Verdict{Decision: tools.Allow, Reason: "approved by the user"}
+}
+
+// ruleGate is a gate that takes allow rules while a run goes on
+// (*tools.Gate).
+type ruleGate interface {
+	AddAllow(rule string) error
+}
+
+// allowAlways adds rule, which a person gave for the rest of the session,
+// to the gate, and records it in the session as a spec entry adding it to
+// the run spec's allow rules, which a resume runs with.
+func (l *loop) allowAlways(rule string) {
+	if g, ok := l.o.Gate.(ruleGate); ok {
+		if err := g.AddAllow(rule); err != nil {
+			l.o.Sink(Event{Type: EventWarning, Text: "the rule " + rule + " was not added: " + err.Error()})
+			return
+		}
+	}
+	spec, _ := session.SpecOf(slices.Concat(l.o.Log.Entries(), l.pending))
+	spec, changes := spec.Override(session.RunSpec{Allow: []string{rule}})
+	if len(changes) == 0 {
+		return
+	}
+	l.add(session.NewEntry(session.TypeSpec, session.SpecData{Changes: changes, Spec: spec}, specNote(changes)))
 }
 
 func (l *loop) names() []string {

@@ -310,7 +310,7 @@ func TestQuestionPausesUntilAnswered(t *testing.T) {
 func TestQuestionAtATerminalIsAsked(t *testing.T) {
 	m := &turnModel{responses: []llm.Response{say("", call("q1", "ask_user", `{"question":"which?"}`)), say("ok")}}
 	ask := tools.NewAskUser(func(_ context.Context, q string) (string, error) { return "the blue one (" + q + ")", nil })
-	approve := func(context.Context, llm.ToolCall, tools.Verdict) (bool, string) { return true, "" }
+	approve := func(context.Context, llm.ToolCall, tools.Verdict) Approval { return Approval{OK: true} }
 	_, err := Run(context.Background(), Options{Model: m, Tools: tools.NewRegistry(ask), Gate: allowAll, Log: &MemoryLog{}, Approve: approve}, "go")
 	require.NoError(t, err)
 	assert.Equal(t, "the blue one (which?)", m.lastResults(t)[0].Content)
@@ -372,9 +372,9 @@ func TestResumeAtATerminalAsksNow(t *testing.T) {
 	_, err := Run(context.Background(), opts, "go")
 	require.ErrorIs(t, err, ErrPaused)
 	var asked []string
-	opts.Approve = func(_ context.Context, c llm.ToolCall, _ tools.Verdict) (bool, string) {
+	opts.Approve = func(_ context.Context, c llm.ToolCall, _ tools.Verdict) Approval {
 		asked = append(asked, c.ID)
-		return true, ""
+		return Approval{OK: true}
 	}
 	_, err = Run(context.Background(), opts, "")
 	require.NoError(t, err)

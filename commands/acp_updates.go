@@ -228,13 +228,13 @@ const (
 // session's allow list: the next prompt runs with it, and records it in
 // the session as a change of its run spec (as decode resume --allow does).
 func (s *acpServer) approver(ctx context.Context, sess *acpSession, sink *acpSink) agent.Approver {
-	return func(_ context.Context, call llm.ToolCall, v tools.Verdict) (bool, string) {
+	return func(_ context.Context, call llm.ToolCall, v tools.Verdict) agent.Approval {
 		key := call.Name + "\x00" + agent.Summarize(call.Args)
 		sess.mu.Lock()
 		always := sess.always[key]
 		sess.mu.Unlock()
 		if always {
-			return true, ""
+			return agent.Approval{OK: true}
 		}
 		sink.announce(call, "pending")
 		tc := toolCallUpdate(call, sink.root)
@@ -256,20 +256,20 @@ func (s *acpServer) approver(ctx context.Context, sess *acpSession, sink *acpSin
 		}, &res)
 		switch {
 		case err != nil && ctx.Err() != nil:
-			return false, "the user cancelled the turn in the editor"
+			return agent.Approval{Reason: "the user cancelled the turn in the editor"}
 		case err != nil:
-			return false, "no answer from the editor to the permission request (" + err.Error() + ")"
+			return agent.Approval{Reason: "no answer from the editor to the permission request (" + err.Error() + ")"}
 		case res.Outcome.Outcome == "cancelled":
 			sess.mu.Lock()
 			if sess.turn != nil {
 				sess.turn.cancel() // the client says the turn is cancelled
 			}
 			sess.mu.Unlock()
-			return false, "the user cancelled the turn at the permission request"
+			return agent.Approval{Reason: "the user cancelled the turn at the permission request"}
 		}
 		switch res.Outcome.OptionID {
 		case acpAllowOnce:
-			return true, ""
+			return agent.Approval{OK: true}
 		case acpAllowAlways:
 			sess.mu.Lock()
 			sess.always[key] = true
@@ -277,9 +277,9 @@ func (s *acpServer) approver(ctx context.Context, sess *acpSession, sink *acpSin
 				sess.allow = append(sess.allow, rule)
 			}
 			sess.mu.Unlock()
-			return true, ""
+			return agent.Approval{OK: true}
 		}
-		return false, "the user rejected this call in the editor"
+		return agent.Approval{Reason: "the user rejected this call in the editor"}
 	}
 }
 

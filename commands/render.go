@@ -2,16 +2,12 @@ package commands
 
 import (
 	"bufio"
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"sync"
 
 	"decode/agent"
-	"decode/agent/llm"
-	"decode/tools"
 )
 
 // renderer prints a run as plain text: the answer on stdout, one line per
@@ -222,51 +218,6 @@ func firstLineOf(s string) string {
 		return t
 	}
 	return ""
-}
-
-// ttyApprover asks on the terminal whether a gated call may run. Ctrl-C at
-// the prompt cancels the run at once (prompting tells the signal handler a
-// prompt is open), so the read gives way to ctx.
-func ttyApprover(s *IOStreams, r sync.Locker, prompting func() func()) agent.Approver {
-	return func(ctx context.Context, call llm.ToolCall, v tools.Verdict) (bool, string) {
-		tty, err := s.TTY()
-		if err != nil {
-			return false, "no terminal to ask for approval (" + err.Error() + ")"
-		}
-		defer tty.Close()
-		r.Lock()
-		defer r.Unlock()
-		if prompting != nil {
-			defer prompting()()
-		}
-		flushStreams(s)
-		// The whole call, escaped: a newline or an escape sequence in it
-		// must show, never act on the terminal or hide what would run.
-		fmt.Fprintf(tty, "decode: allow %s %s? %s [y/N] ", terminalSafe(call.Name), promptCall(call.Args), terminalSafe(v.Reason))
-		type answer struct {
-			line string
-			err  error
-		}
-		got := make(chan answer, 1)
-		go func() {
-			line, err := bufio.NewReader(tty).ReadString('\n')
-			got <- answer{line, err}
-		}()
-		var a answer
-		select {
-		case <-ctx.Done():
-			fmt.Fprintln(tty)
-			return false, "interrupted at the approval prompt"
-		case a = <-got:
-		}
-		if a.err != nil && !errors.Is(a.err, io.EOF) {
-			return false, "could not read the answer"
-		}
-		if l := strings.ToLower(strings.TrimSpace(a.line)); l == "y" || l == "yes" {
-			return true, ""
-		}
-		return false, "the user declined this call"
-	}
 }
 
 // flushStreams passes on what stdout's and stderr's redacting writers hold

@@ -192,7 +192,7 @@ func TestTerminalCtrlCAtApprovalPrompt(t *testing.T) {
 		{"text": "Done."}
 	]}`)
 	p := startOnPty(t, dir, decodeEnv(dir, "TERM=dumb"), false, "run", "-m", "script:touch.json", "make a file")
-	p.waitFor(t, "[y/N]")
+	p.waitFor(t, "[N]o")
 	p.type_(t, "\x03")
 	assert.Equal(t, ExitInterrupted, p.exit(t), "Ctrl-C at the prompt ends the run at once")
 	assert.NotContains(t, p.screen(), "stopping after the current step", "no waiting for a step that cannot end")
@@ -224,7 +224,7 @@ func TestTerminalApprovalPromptEscapesTheCommand(t *testing.T) {
 		{"text": "Done."}
 	]}`)
 	p := startOnPty(t, dir, decodeEnv(dir, "TERM=dumb"), false, "run", "-m", "script:spoof.json", "say hi")
-	p.waitFor(t, "[y/N]")
+	p.waitFor(t, "[N]o")
 	screen := p.screen()
 	p.type_(t, "\x03")
 	p.exit(t)
@@ -286,4 +286,71 @@ func TestTerminalSpinnerClearedBeforeStopping(t *testing.T) {
 	require.True(t, found, "the terminal shows the stop notice:\n%s", screen)
 	assert.True(t, strings.HasSuffix(before, "\r\x1b[K"),
 		"the spinner's line is cleared before the notice: %q", before[max(0, len(before)-40):])
+}
+
+func TestTerminalApprovalAlways(t *testing.T) {
+	dir := testRepo(t, "touch.json", `{"responses": [
+		{"calls": [{"name": "bash", "args": {"command": "touch made.txt"}}]},
+		{"calls": [{"name": "bash", "args": {"command": "touch made.txt"}}]},
+		{"text": "Done."},
+		{"calls": [{"name": "bash", "args": {"command": "touch made.txt"}}]},
+		{"text": "Again."}
+	]}`)
+	p := startOnPty(t, dir, decodeEnv(dir, "TERM=dumb"), false, "run", "-m", "script:touch.json", "make a file")
+	p.waitFor(t, "[y]es/[a]lways/[N]o/no, because…")
+	p.type_(t, "a\r")
+	require.Equal(t, 0, p.exit(t), p.screen())
+	screen := p.screen()
+	assert.Equal(t, 1, strings.Count(screen, "decode: allow bash"), "the same command is not asked about again in the run:\n%s", screen)
+	assert.Contains(t, screen, "bash(touch made.txt) is allowed for the rest of this session")
+	assert.Equal(t, "Done.\n", p.out.String())
+
+	stdout, _, code := decodeRun(t, dir, decodeEnv(dir), "", "log", "--jsonl", "@")
+	require.Equal(t, 0, code)
+	assert.Regexp(t, `"type":"spec","data":\{"changes":\[\{"setting":"allow","from":"","to":"bash\(touch made.txt\)","looser":true\}\]`, stdout,
+		"the rule is recorded as a change of the run spec")
+
+	// A resume with no one to ask runs the same command without pausing.
+	stdout, stderr, code := decodeRun(t, dir, decodeEnv(dir), "", "resume", "@", "once more")
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, "Again.\n", stdout)
+	assert.Contains(t, stderr, "continuing with the session's permissions: allow bash(touch made.txt)")
+}
+
+func TestTerminalApprovalNoBecause(t *testing.T) {
+	dir := testRepo(t, "rm.json", `{"responses": [
+		{"calls": [{"name": "bash", "args": {"command": "rm -rf build"}}]},
+		{"expect": "the user declined this call and said: use make clean", "text": "I will use make clean."}
+	]}`)
+	for name, keys := range map[string][]string{
+		"on one line":      {"n use make clean\r"},
+		"on the next line": {"n\r", "use make clean\r"},
+		"as no, because …": {"no, use make clean\r"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := startOnPty(t, dir, decodeEnv(dir, "TERM=dumb"), false, "run", "-m", "script:rm.json", "clean up")
+			p.waitFor(t, "[N]o/no, because…")
+			p.type_(t, keys[0])
+			if len(keys) > 1 {
+				p.waitFor(t, "because… (Enter for none)")
+				p.type_(t, keys[1])
+			}
+			require.Equal(t, 0, p.exit(t), "the model got the reason (its script expects it):\n%s", p.screen())
+			assert.Equal(t, "I will use make clean.\n", p.out.String())
+		})
+	}
+
+	t.Run("a plain no and an unknown answer", func(t *testing.T) {
+		dir := testRepo(t, "rm.json", `{"responses": [
+			{"calls": [{"name": "bash", "args": {"command": "rm -rf build"}}]},
+			{"expect": "the user declined this call", "text": "Fine."}
+		]}`)
+		p := startOnPty(t, dir, decodeEnv(dir, "TERM=dumb"), false, "run", "-m", "script:rm.json", "clean up")
+		p.waitFor(t, "[N]o/no, because…")
+		p.type_(t, "maybe\r")
+		p.waitFor(t, "decode: answer y (yes), a (always bash(rm -rf build)), n or Enter (no)")
+		p.type_(t, "\r")
+		require.Equal(t, 0, p.exit(t), p.screen())
+		assert.Equal(t, "Fine.\n", p.out.String())
+	})
 }

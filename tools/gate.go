@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Mode is the gate's permission mode.
@@ -68,7 +69,12 @@ type GateConfig struct {
 // Gate decides whether a tool call may run: allow, ask the user, or deny.
 // It is safe for concurrent use.
 type Gate struct {
-	mode             Mode
+	// cfg is what the gate was made from (AllowsWith makes another).
+	cfg  GateConfig
+	mode Mode
+	// allowMu guards allow, which AddAllow extends while a run goes on
+	// (a person's "always"); read it through allowRules.
+	allowMu          sync.RWMutex
 	allow, ask, deny []rule
 	root, realRoot   string
 	extra, realExtra []string // ExtraRoots, cleaned and with symlinks resolved
@@ -95,7 +101,7 @@ func NewGate(c GateConfig) (*Gate, error) {
 	if !filepath.IsAbs(c.Root) {
 		return nil, fmt.Errorf("gate: workspace root %q is not an absolute path", c.Root)
 	}
-	g := &Gate{mode: mode, root: filepath.Clean(c.Root), bashDir: c.BashDir, sandboxed: c.Sandboxed}
+	g := &Gate{cfg: c, mode: mode, root: filepath.Clean(c.Root), bashDir: c.BashDir, sandboxed: c.Sandboxed}
 	g.realRoot = g.root
 	if real, err := filepath.EvalSymlinks(g.root); err == nil {
 		g.realRoot = real
@@ -138,6 +144,41 @@ func NewGate(c GateConfig) (*Gate, error) {
 		}
 	}
 	return g, nil
+}
+
+// AddAllow adds an allow rule for the rest of the gate's life: a person
+// allowed calls like one it asked about "always".
+func (g *Gate) AddAllow(text string) error {
+	r, err := parseRule(text)
+	if err != nil {
+		return fmt.Errorf("gate: %w", err)
+	}
+	g.allowMu.Lock()
+	defer g.allowMu.Unlock()
+	g.allow = append(slices.Clip(g.allow), r)
+	return nil
+}
+
+// AllowsWith reports whether the call would be allowed with one more
+// allow rule: whether a person's "always" for it would let calls like it
+// through, or asking would go on (an ask rule, a protected path, a command
+// no rule can vouch for).
+func (g *Gate) AllowsWith(rule, name string, readOnly bool, args json.RawMessage) bool {
+	c := g.cfg
+	c.Allow = nil
+	for _, r := range g.allowRules() {
+		c.Allow = append(c.Allow, r.text)
+	}
+	c.Allow = append(c.Allow, rule)
+	with, err := NewGate(c)
+	return err == nil && with.Check(name, readOnly, args).Decision == Allow
+}
+
+// allowRules returns the allow rules; the slice is never changed in place.
+func (g *Gate) allowRules() []rule {
+	g.allowMu.RLock()
+	defer g.allowMu.RUnlock()
+	return g.allow
 }
 
 // Mode returns the gate's mode.
@@ -224,7 +265,7 @@ func (g *Gate) checkOther(name string, readOnly bool, args json.RawMessage) Verd
 	if !readOnly {
 		if p, ok := optionalPath(args); ok {
 			gp := g.resolve(p)
-			if dir := gp.protected; dir != "" && firstRule(g.allow, name, func(r *rule) bool { return r.names(dir) }) == nil {
+			if dir := gp.protected; dir != "" && firstRule(g.allowRules(), name, func(r *rule) bool { return r.names(dir) }) == nil {
 				return deny(protectedReason(gp.raw, dir), "")
 			}
 		}
@@ -236,7 +277,7 @@ func (g *Gate) checkOther(name string, readOnly bool, args json.RawMessage) Verd
 	if r := firstRule(g.ask, name, whole); r != nil {
 		return ask(fmt.Sprintf("%s matches the rule %s, which asks for approval", what, r.text), r.text)
 	}
-	if r := firstRule(g.allow, name, whole); r != nil {
+	if r := firstRule(g.allowRules(), name, whole); r != nil {
 		return allow(r.text)
 	}
 	return g.modeDefault(readOnly, what)
@@ -280,7 +321,7 @@ func (g *Gate) checkFetch(args json.RawMessage) Verdict {
 	if r := firstRule(g.ask, "web_fetch", match); r != nil {
 		return ask(fmt.Sprintf("%s matches the rule %s, which asks for approval", what, r.text), r.text)
 	}
-	if r := firstRule(g.allow, "web_fetch", match); r != nil {
+	if r := firstRule(g.allowRules(), "web_fetch", match); r != nil {
 		return allow(r.text)
 	}
 	// web_fetch changes nothing here, but its request carries the URL (and
@@ -311,7 +352,7 @@ func (g *Gate) checkFileRead(tool string, readOnly bool, args json.RawMessage) V
 	if r := firstRule(g.ask, tool, match); r != nil {
 		return ask(fmt.Sprintf("%s matches the rule %s, which asks for approval", what, r.text), r.text)
 	}
-	if r := firstRule(g.allow, tool, func(r *rule) bool { return r.kind == ruleAny || (ok && gp.allowedBy(r)) }); r != nil {
+	if r := firstRule(g.allowRules(), tool, func(r *rule) bool { return r.kind == ruleAny || (ok && gp.allowedBy(r)) }); r != nil {
 		return allow(r.text)
 	}
 	return g.modeDefault(readOnly, what)
@@ -345,7 +386,7 @@ func (g *Gate) checkWrite(tool string, gp gatePath, what string, redirect bool) 
 		return deny(fmt.Sprintf("%s is denied by the rule %s; do not write there", what, r.text), r.text)
 	}
 	if dir := gp.protected; dir != "" {
-		named := firstRule(g.allow, tool, func(r *rule) bool { return r.names(dir) && gp.allowedBy(r) })
+		named := firstRule(g.allowRules(), tool, func(r *rule) bool { return r.names(dir) && gp.allowedBy(r) })
 		if named == nil {
 			return deny(protectedReason(gp.raw, dir), "")
 		}
@@ -353,7 +394,7 @@ func (g *Gate) checkWrite(tool string, gp gatePath, what string, redirect bool) 
 	if r := firstRule(g.ask, tool, func(r *rule) bool { return specific(r) && gp.matches(r) }); r != nil {
 		return ask(fmt.Sprintf("%s matches the rule %s, which asks for approval", what, r.text), r.text)
 	}
-	if r := firstRule(g.allow, tool, func(r *rule) bool { return specific(r) && gp.allowedBy(r) }); r != nil {
+	if r := firstRule(g.allowRules(), tool, func(r *rule) bool { return specific(r) && gp.allowedBy(r) }); r != nil {
 		return allow(r.text)
 	}
 	switch {

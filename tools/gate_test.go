@@ -319,3 +319,21 @@ func TestGateEditModeReadersWithoutSandbox(t *testing.T) {
 	args, _ := json.Marshal(map[string]string{"command": "cat README.md"})
 	assert.Equal(t, Ask, sandboxed.Check("bash", false, args).Decision, "default mode without the sandbox still asks")
 }
+
+func TestGateAddAllowAndAllowsWith(t *testing.T) {
+	g, err := NewGate(GateConfig{Root: t.TempDir(), Mode: ModeDefault, Ask: []string{"bash(rm *)"}})
+	require.NoError(t, err)
+	args := func(cmd string) json.RawMessage {
+		b, err := json.Marshal(map[string]string{"command": cmd})
+		require.NoError(t, err)
+		return b
+	}
+	assert.True(t, g.AllowsWith("bash(touch x)", "bash", false, args("touch x")), "an exact rule lets the command through")
+	assert.False(t, g.AllowsWith("bash(rm -rf build)", "bash", false, args("rm -rf build")), "an ask rule goes on asking")
+	assert.Equal(t, Ask, g.Check("bash", false, args("touch x")).Decision, "AllowsWith adds nothing")
+	require.NoError(t, g.AddAllow("bash(touch x)"))
+	assert.Equal(t, Allow, g.Check("bash", false, args("touch x")).Decision, "AddAllow does")
+	assert.Equal(t, Ask, g.Check("bash", false, args("touch y")).Decision, "and only for that command")
+	assert.True(t, g.AllowsWith("bash(touch y)", "bash", false, args("touch y")))
+	assert.Error(t, g.AddAllow("bash("), "a bad rule is refused")
+}

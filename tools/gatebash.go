@@ -111,7 +111,7 @@ func (g *Gate) checkUnit(u *cmdUnit, reader *workspaceReader) Verdict {
 	if r := firstRule(g.ask, "bash", either); r != nil {
 		return ask(fmt.Sprintf("%s matches the rule %s, which asks for approval", what, r.text), r.text)
 	}
-	allowed := firstRule(g.allow, "bash", func(r *rule) bool { return r.matchCommand(u.words, joined) })
+	allowed := firstRule(g.allowRules(), "bash", func(r *rule) bool { return r.matchCommand(u.words, joined) })
 	floors := u.floors
 	if allowed != nil {
 		floors = liftFloors(floors, allowed)
@@ -255,7 +255,7 @@ func (g *Gate) bashRuleNaming(cmd []shellWord, dir string) *rule {
 		return nil
 	}
 	joined := joinWords(cmd)
-	return firstRule(g.allow, "bash", func(r *rule) bool { return r.kind != ruleAny && r.matchCommand(cmd, joined) && r.names(dir) })
+	return firstRule(g.allowRules(), "bash", func(r *rule) bool { return r.kind != ruleAny && r.matchCommand(cmd, joined) && r.names(dir) })
 }
 
 // firstWriteDeny returns the deny rule for file writes that matches gp.
