@@ -42,7 +42,7 @@ func ttyApprover(s *IOStreams, r sync.Locker, prompting func() func(), help prom
 		what := promptCall(call.Args)
 		diff := ""
 		if help.preview != nil {
-			diff = help.preview(call)
+			diff = help.preview(ctx, call)
 		}
 		if diff != "" {
 			what = terminalSafe(agent.Summarize(call.Args)) // the diff shows the rest
@@ -103,14 +103,28 @@ type promptHelp struct {
 	always func(llm.ToolCall, tools.Verdict) string
 	// preview returns what the call would change, as a diff ready for the
 	// terminal, or "".
-	preview func(llm.ToolCall) string
+	preview func(context.Context, llm.ToolCall) string
 }
 
 // runPromptHelp is the prompt's help from a run's gate and tools: the
 // exact rule ACP's "allow always" records too (alwaysRule), offered only
-// when the gate would then allow the call.
-func runPromptHelp(opts *agent.Options) promptHelp {
+// when the gate would then allow the call; and the diff of a file tool's
+// call (tools.Previewer), in colour when color is set.
+func runPromptHelp(opts *agent.Options, color bool) promptHelp {
 	var h promptHelp
+	if opts.Tools != nil {
+		h.preview = func(ctx context.Context, call llm.ToolCall) string {
+			t, ok := opts.Tools.Get(call.Name)
+			if !ok {
+				return ""
+			}
+			p, ok := t.(tools.Previewer)
+			if !ok {
+				return ""
+			}
+			return promptDiff(p.Preview(ctx, call.Args), color)
+		}
+	}
 	if g, ok := opts.Gate.(*tools.Gate); ok && opts.Tools != nil {
 		h.always = func(call llm.ToolCall, v tools.Verdict) string {
 			rule := alwaysRule(call, v)
@@ -213,3 +227,43 @@ func failed(ctx context.Context, tty io.Writer, err error) agent.Approval {
 }
 
 func (l *ttyLines) stop() { close(l.done) }
+
+// maxPromptDiff caps the lines of a diff the approval prompt shows.
+const maxPromptDiff = 40
+
+// promptDiff renders a unified diff for the prompt: at most maxPromptDiff
+// lines, then how many were cut; each line escaped (the model wrote it)
+// with tabs as spaces; with color, added lines green, removed red, the
+// headers dim.
+func promptDiff(diff string, color bool) string {
+	if diff == "" {
+		return ""
+	}
+	lines := strings.Split(strings.TrimSuffix(diff, "\n"), "\n")
+	var b strings.Builder
+	for i, l := range lines {
+		if i == maxPromptDiff {
+			fmt.Fprintf(&b, "… %s of the diff not shown\n", plural(len(lines)-i, "more line"))
+			break
+		}
+		l = terminalSafe(strings.ReplaceAll(l, "\t", "    "))
+		if color {
+			switch {
+			case strings.HasPrefix(l, "+++ "), strings.HasPrefix(l, "--- "), strings.HasPrefix(l, "@@ "):
+				l = sgrDim + l + sgrReset
+			case strings.HasPrefix(l, "+"):
+				l = sgrGreen + l + sgrReset
+			case strings.HasPrefix(l, "-"):
+				l = sgrRed + l + sgrReset
+			}
+		}
+		b.WriteString(l + "\n")
+	}
+	return b.String()
+}
+
+// promptColor says whether the approval prompt, on the terminal, may use
+// colour: not with NO_COLOR or TERM=dumb.
+func promptColor(getenv func(string) string) bool {
+	return getenv("NO_COLOR") == "" && getenv("TERM") != "dumb"
+}

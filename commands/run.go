@@ -15,8 +15,8 @@ func NewCmdRun(f *Factory, runF func(*cli.Context, *AgentOptions) error) *cli.Co
 		ArgsUsage: "[TASK]",
 		Description: `Carries out a task: reads, edits, runs commands. Every tool call goes through
 the permission gate (--mode, --allow, --deny). In the default mode read-only
-tools run and anything else asks: at a terminal decode prompts on /dev/tty
-with [y]es/[a]lways/[N]o/no, because… (a adds
+tools run and anything else asks: at a terminal decode prompts on /dev/tty,
+showing the diff of an edit, with [y]es/[a]lways/[N]o/no, because… (a adds
 an exact allow rule for the rest of the session, kept on resume; "n REASON",
 or n and then a line, sends the reason to the model);
 with no terminal the run pauses (exit 3) until decode approve or decode deny,

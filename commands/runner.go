@@ -117,7 +117,7 @@ func runAgentWith(ctx context.Context, o *AgentOptions, d *driver) (err error) {
 	if o.approve != nil {
 		opts.Approve = o.approve
 	} else if f.IO.TTY != nil {
-		opts.Approve = ttyApprover(f.IO, r, f.Prompting, runPromptHelp(&opts))
+		opts.Approve = ttyApprover(f.IO, r, f.Prompting, runPromptHelp(&opts, promptColor(f.Getenv)))
 	}
 
 	log, sess, err := f.openLog(ctx, o, cfg)

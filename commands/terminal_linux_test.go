@@ -354,3 +354,61 @@ func TestTerminalApprovalNoBecause(t *testing.T) {
 		assert.Equal(t, "Fine.\n", p.out.String())
 	})
 }
+
+func TestTerminalApprovalShowsTheDiff(t *testing.T) {
+	var long strings.Builder
+	for i := 1; i <= 100; i++ {
+		fmt.Fprintf(&long, "line %d\\n", i)
+	}
+	dir := testRepo(t, "main.go", "package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n", "edit.json", `{"responses": [
+		{"calls": [{"name": "read", "args": {"path": "main.go"}}]},
+		{"calls": [{"name": "edit", "args": {"path": "main.go", "old_string": "\"hi\"", "new_string": "\"bye\""}}]},
+		{"calls": [{"name": "write", "args": {"path": "long.txt", "content": "`+long.String()+`"}}]},
+		{"text": "Done."}
+	]}`)
+
+	t.Run("plain", func(t *testing.T) {
+		p := startOnPty(t, dir, decodeEnv(dir, "TERM=dumb"), false, "run", "-m", "script:edit.json", "change it")
+		p.waitFor(t, "[N]o")
+		screen := p.screen()
+		p.type_(t, "y\r")
+		p.waitFor(t, "allow write long.txt")
+		p.waitFor(t, "more lines of the diff not shown")
+		long := p.screen()[len(screen):]
+		p.type_(t, "n\r\r")
+		require.Equal(t, 0, p.exit(t), p.screen())
+		assert.Contains(t, screen, "decode: allow edit main.go? ", "the call by its file; the diff shows the rest")
+		assert.Contains(t, screen, "--- a/main.go\r\n+++ b/main.go\r\n@@ -1,5 +1,5 @@\r\n package main\r\n \r\n func main() {\r\n-    println(\"hi\")\r\n+    println(\"bye\")\r\n }\r\n[y]es/",
+			"the unified diff, before the choices")
+		assert.NotContains(t, screen, "\x1b", "TERM=dumb: no escape codes")
+		assert.Contains(t, long, "+line 37\r\n… 63 more lines of the diff not shown\r\n", "a long diff is cut at 40 lines, saying how many more")
+		assert.NotContains(t, long, "line 38")
+		data, err := os.ReadFile(dir + "/main.go")
+		require.NoError(t, err)
+		assert.Contains(t, string(data), `println("bye")`, "the approved edit ran")
+		assert.NoFileExists(t, dir+"/long.txt", "the refused write did not")
+	})
+
+	t.Run("colour, and NO_COLOR", func(t *testing.T) {
+		for _, noColor := range []bool{false, true} {
+			env := decodeEnv(dir, "TERM=xterm")
+			if noColor {
+				env = append(env, "NO_COLOR=1")
+			}
+			require.NoError(t, os.WriteFile(dir+"/main.go", []byte("package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n"), 0o644))
+			p := startOnPty(t, dir, env, false, "run", "--no-session", "-m", "script:edit.json", "change it")
+			p.waitFor(t, "[N]o")
+			screen := p.screen()
+			p.type_(t, "\x03")
+			p.exit(t)
+			if noColor {
+				assert.NotContains(t, screen, sgrGreen+"+", "NO_COLOR: no colour in the diff")
+				assert.NotContains(t, screen, sgrRed+"-")
+				assert.Contains(t, screen, "+    println(\"bye\")")
+			} else {
+				assert.Contains(t, screen, sgrRed+"-    println(\"hi\")"+sgrReset, "removed lines red")
+				assert.Contains(t, screen, sgrGreen+"+    println(\"bye\")"+sgrReset, "added lines green")
+			}
+		}
+	})
+}

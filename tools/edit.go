@@ -33,9 +33,46 @@ type editOp struct {
 }
 
 func newEditTool(s *fileState) Tool {
-	return newFuncTool("edit", editDesc, false, func(ctx context.Context, a editArgs) (Result, error) {
+	t := newFuncTool("edit", editDesc, false, func(ctx context.Context, a editArgs) (Result, error) {
 		return s.editFile(ctx, a.Path, "edit", []editOp{{a.OldString, a.NewString, a.ReplaceAll}})
 	})
+	t.preview = func(ctx context.Context, a editArgs) string {
+		return s.previewEdit(ctx, a.Path, []editOp{{a.OldString, a.NewString, a.ReplaceAll}})
+	}
+	return t
+}
+
+// previewEdit returns the unified diff ops would make to the file at
+// path, changing nothing; "" when they would fail.
+func (s *fileState) previewEdit(ctx context.Context, path string, ops []editOp) string {
+	abs, err := s.ws.ResolveForWrite(path)
+	if err != nil || len(ops) == 0 {
+		return ""
+	}
+	before, err := s.readCurrent(ctx, abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && ops[0].OldString == "":
+		before = nil
+	case err != nil || isBinary(before):
+		return ""
+	}
+	after := string(before)
+	for _, op := range ops {
+		r, err := applyEdit(after, op)
+		if err != nil {
+			return ""
+		}
+		after = r.text
+	}
+	return textChange(s.ws.Rel(abs), string(before), after)
+}
+
+// textChange is the unified diff from before to after of the file rel,
+// compared without a BOM and with CRLF read as LF, as edits match.
+func textChange(rel, before, after string) string {
+	bn, _ := normalizeEOL(strings.TrimPrefix(before, bomString))
+	an, _ := normalizeEOL(strings.TrimPrefix(after, bomString))
+	return lineDiff(bn, an).unified(rel)
 }
 
 // editFile applies ops in order to the file at path and writes it only if

@@ -170,3 +170,33 @@ func TestWriteThroughHardLinkRefused(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "outside\n", string(b))
 }
+
+// preview asks tool what the call would change.
+func (h *fileHarness) preview(tool string, args any) string {
+	h.t.Helper()
+	tl, ok := h.reg.Get(tool)
+	require.True(h.t, ok, "tool %s", tool)
+	p, ok := tl.(Previewer)
+	require.True(h.t, ok, "%s previews its calls", tool)
+	b, err := json.Marshal(args)
+	require.NoError(h.t, err)
+	return p.Preview(context.Background(), b)
+}
+
+func TestFileToolsPreview(t *testing.T) {
+	h := newFileHarness(t)
+	h.write("main.go", "package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n")
+	want := "--- a/main.go\n+++ b/main.go\n@@ -1,5 +1,5 @@\n package main\n \n func main() {\n-\tprintln(\"hi\")\n+\tprintln(\"bye\")\n }\n"
+	assert.Equal(t, want, h.preview("edit", map[string]any{"path": "main.go", "old_string": `"hi"`, "new_string": `"bye"`}))
+	assert.Equal(t, want, h.preview("multi_edit", map[string]any{"path": "main.go", "edits": []map[string]string{
+		{"old_string": `"hi"`, "new_string": `"hey"`}, {"old_string": `"hey"`, "new_string": `"bye"`}}}))
+	assert.Equal(t, "package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n", h.content("main.go"), "a preview changes nothing")
+	assert.Empty(t, h.preview("edit", map[string]any{"path": "main.go", "old_string": "missing", "new_string": "x"}), "an edit that would fail shows nothing")
+	assert.Empty(t, h.preview("edit", map[string]any{"path": 3}), "bad arguments show nothing")
+
+	assert.Equal(t, "--- a/new.txt\n+++ b/new.txt\n@@ -0,0 +1,2 @@\n+one\n+two\n", h.preview("write", map[string]any{"path": "new.txt", "content": "one\ntwo\n"}))
+	assert.NoFileExists(t, h.root+"/new.txt")
+	assert.Equal(t, "--- a/main.go\n+++ b/main.go\n@@ -1,5 +1,1 @@\n-package main\n-\n-func main() {\n-\tprintln(\"hi\")\n-}\n+package other\n",
+		h.preview("write", map[string]any{"path": "main.go", "content": "package other\n"}))
+	assert.Empty(t, h.preview("write", map[string]any{"path": h.outside + "/x", "content": "x"}), "outside the workspace: nothing")
+}

@@ -136,6 +136,34 @@ type funcTool[T any] struct {
 	args     *argSpec
 	readOnly bool
 	run      func(ctx context.Context, args T) (Result, error)
+	// preview, when set, says what a call would change (Previewer).
+	preview func(ctx context.Context, args T) string
+}
+
+// Previewer is a tool that can show what a call would change before it
+// runs, for a person asked to approve it.
+type Previewer interface {
+	// Preview returns the unified diff the call would make, or "" when it
+	// cannot tell (bad arguments, a file it may not touch, an edit that
+	// would fail).
+	Preview(ctx context.Context, args json.RawMessage) string
+}
+
+// Preview implements Previewer for the tools that set preview.
+func (t *funcTool[T]) Preview(ctx context.Context, raw json.RawMessage) (diff string) {
+	if t.preview == nil {
+		return ""
+	}
+	defer func() {
+		if recover() != nil {
+			diff = ""
+		}
+	}()
+	args, err := decodeArgs[T](t.args, raw)
+	if err != nil {
+		return ""
+	}
+	return t.preview(ctx, args)
 }
 
 // newFuncTool builds a tool named name from its description (usually an

@@ -19,7 +19,26 @@ type writeArgs struct {
 }
 
 func newWriteTool(s *fileState) Tool {
-	return newFuncTool("write", writeDesc, false, s.write)
+	t := newFuncTool("write", writeDesc, false, s.write)
+	t.preview = s.previewWrite
+	return t
+}
+
+// previewWrite returns the unified diff a write would make: from the
+// file's text, or from nothing for a new file; "" when it cannot tell.
+func (s *fileState) previewWrite(ctx context.Context, a writeArgs) string {
+	abs, err := s.ws.ResolveForWrite(a.Path)
+	if err != nil {
+		return ""
+	}
+	before, err := s.readCurrent(ctx, abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		before = nil
+	case err != nil || isBinary(before):
+		return ""
+	}
+	return textChange(s.ws.Rel(abs), string(before), a.Content)
 }
 
 // write creates a file or replaces one that was read in this session and
