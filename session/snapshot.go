@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -104,11 +105,13 @@ type Snapshotter struct {
 	// skipped is what the last snapshot left out.
 	watch    *fsWatcher
 	dirs     map[string]int
+	files    map[string]bool // the index's files and symlinks, with dirs
 	skipped  []SkippedPath
 	excludes string // excludesStamp as of the last snapshot
 	// scans counts the git status runs over the whole tree and over
-	// changed paths only.
-	scans struct{ full, paths int }
+	// changed paths only, and the snapshots that needed none (only
+	// files of the index changed).
+	scans struct{ full, paths, files int }
 }
 
 // Snapshotter returns the session's snapshotter for the work tree holding
@@ -121,7 +124,7 @@ func (s *Session) Snapshotter(dir string) *Snapshotter {
 // Close stops following the work tree; a later snapshot scans it whole.
 func (sn *Snapshotter) Close() error {
 	sn.watch.close()
-	sn.watch, sn.dirs = nil, nil
+	sn.watch, sn.dirs, sn.files = nil, nil, nil
 	return nil
 }
 
@@ -306,7 +309,7 @@ func (sn *Snapshotter) Snapshot(ctx context.Context) (SnapshotData, error) {
 	tree, skipped, err := sn.writeTree(ctx)
 	if err != nil {
 		// What the watcher heard of may not be in the index: scan whole.
-		sn.clean, sn.dirs = false, nil
+		sn.clean, sn.dirs, sn.files = false, nil, nil
 		// A private index git cannot use (its blobs pruned by git gc
 		// after a crash, say) is only a cache: start it again.
 		if rerr := os.Remove(sn.index); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
@@ -352,12 +355,17 @@ func (sn *Snapshotter) commit(tree plumbing.Hash) error {
 // git status is asked only about the paths that changed, and not at all
 // when none did.
 func (sn *Snapshotter) writeTree(ctx context.Context) (plumbing.Hash, []SkippedPath, error) {
-	specs, full := sn.changes()
+	changed, specs, full := sn.changes()
 	if !full && len(specs) == 0 && sn.clean {
 		return sn.tipTree, sn.skipped, nil
 	}
+	if !full && sn.clean {
+		if h, ok, err := sn.updateFiles(ctx, changed); ok || err != nil {
+			return h, sn.skipped, err
+		}
+	}
 	if full {
-		sn.dirs = nil // rebuilt below once the scan succeeded
+		sn.dirs, sn.files = nil, nil // rebuilt below once the scan succeeded
 	}
 	if !fileExists(sn.index) {
 		sn.clean = false // a new index: its tree is not known yet
@@ -443,7 +451,7 @@ func (sn *Snapshotter) writeTree(ctx context.Context) (plumbing.Hash, []SkippedP
 			return plumbing.ZeroHash, nil, fmt.Errorf("git write-tree printed %q", out)
 		}
 	}
-	if err := sn.countDirs(ctx, full || st.conflicts, h, added, st.gone); err != nil {
+	if err := sn.countIndex(ctx, full || st.conflicts, h, added, st.gone); err != nil {
 		return plumbing.ZeroHash, nil, err
 	}
 	sn.skipped = skipped
@@ -494,14 +502,14 @@ func (sn *Snapshotter) collect(ctx context.Context, st statusOut) (add []byte, a
 // pathspecs for git status, or full when the whole tree must be scanned:
 // there is no watcher, no index yet, no count of its directories, or the
 // change is too big (or was partly lost).
-func (sn *Snapshotter) changes() (specs []string, full bool) {
+func (sn *Snapshotter) changes() (changed, specs []string, full bool) {
 	if sn.watch == nil {
-		return nil, true
+		return nil, nil, true
 	}
 	changed, whole, ok := sn.watch.take()
 	if !ok {
 		sn.Close()
-		return nil, true
+		return nil, nil, true
 	}
 	// The exclude files outside the work tree are not watched: a change
 	// to one may change what is ignored anywhere.
@@ -510,7 +518,7 @@ func (sn *Snapshotter) changes() (specs []string, full bool) {
 		sn.excludes, whole = excludes, true
 	}
 	if whole || sn.dirs == nil || !fileExists(sn.index) {
-		return nil, true
+		return nil, nil, true
 	}
 	// A changed path in a directory the index has nothing under is
 	// asked about as its highest such directory, so that git status
@@ -534,9 +542,47 @@ func (sn *Snapshotter) changes() (specs []string, full bool) {
 		}
 	}
 	if n > 64<<10 {
-		return nil, true // too long a command line
+		return nil, nil, true // too long a command line
 	}
-	return specs, false
+	return changed, specs, false
+}
+
+// updateFiles brings the index up to date without git status when every
+// changed path is a file (or symlink) of the index that is still one, or
+// is gone: git update-index hashes or removes them (ignore rules do not
+// apply to files the index has). ok is false when git status is needed.
+func (sn *Snapshotter) updateFiles(ctx context.Context, changed []string) (tree plumbing.Hash, ok bool, err error) {
+	var add []byte
+	var gone []string
+	for _, p := range changed {
+		if !sn.files[p] {
+			return plumbing.ZeroHash, false, nil
+		}
+		fi, err := os.Lstat(filepath.Join(sn.top, filepath.FromSlash(p)))
+		switch {
+		case err == nil && fi.IsDir():
+			return plumbing.ZeroHash, false, nil // what it holds needs git status
+		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+			gone = append(gone, p)
+		case err != nil:
+			return plumbing.ZeroHash, false, nil
+		}
+		add = append(append(add, p...), 0)
+	}
+	sn.scans.files++
+	sn.clean = false
+	if _, err := sn.git(ctx, add, "update-index", "--add", "--remove", "-z", "--stdin"); err != nil {
+		return plumbing.ZeroHash, true, err
+	}
+	out, err := sn.git(ctx, nil, "write-tree")
+	if err != nil {
+		return plumbing.ZeroHash, true, err
+	}
+	tree = plumbing.NewHash(strings.TrimSpace(string(out)))
+	if tree.IsZero() {
+		return plumbing.ZeroHash, true, fmt.Errorf("git write-tree printed %q", out)
+	}
+	return tree, true, sn.countIndex(ctx, false, tree, nil, gone)
 }
 
 // excludesStamp sums up the size and time of the exclude files git reads
@@ -570,22 +616,24 @@ func underAny(p string, dirs []string) bool {
 	return false
 }
 
-// countDirs keeps sn.dirs, the number of index paths below each
-// directory, in step with the index: rebuilt from tree after a full scan
-// (or a conflict), else changed by the files added and gone. Without a
-// watcher it is not needed.
-func (sn *Snapshotter) countDirs(ctx context.Context, rebuild bool, tree plumbing.Hash, added, gone []string) error {
+// countIndex keeps sn.dirs (the number of index paths below each
+// directory) and sn.files in step with the index: rebuilt from tree after
+// a full scan (or a conflict), else changed by the files added and gone.
+// Without a watcher they are not needed.
+func (sn *Snapshotter) countIndex(ctx context.Context, rebuild bool, tree plumbing.Hash, added, gone []string) error {
 	if sn.watch == nil {
-		sn.dirs = nil
+		sn.dirs, sn.files = nil, nil
 		return nil
 	}
 	if !rebuild && sn.dirs != nil {
 		for _, p := range added {
+			sn.files[p] = true
 			for d := path.Dir(p); d != "."; d = path.Dir(d) {
 				sn.dirs[d]++
 			}
 		}
 		for _, p := range gone {
+			delete(sn.files, p)
 			for d := path.Dir(p); d != "."; d = path.Dir(d) {
 				if sn.dirs[d]--; sn.dirs[d] <= 0 {
 					delete(sn.dirs, d)
@@ -594,19 +642,26 @@ func (sn *Snapshotter) countDirs(ctx context.Context, rebuild bool, tree plumbin
 		}
 		return nil
 	}
-	dirs := map[string]int{}
+	dirs, files := map[string]int{}, map[string]bool{}
 	if !tree.IsZero() {
-		out, err := sn.git(ctx, nil, "ls-tree", "-r", "-z", "--name-only", "--full-tree", tree.String())
+		out, err := sn.git(ctx, nil, "ls-tree", "-r", "-z", "--full-tree", tree.String())
 		if err != nil {
 			return err
 		}
-		for _, p := range strings.Split(string(out), "\x00") {
-			for d := path.Dir(p); p != "" && d != "."; d = path.Dir(d) {
+		for _, rec := range strings.Split(string(out), "\x00") {
+			meta, p, ok := strings.Cut(rec, "\t")
+			if !ok {
+				continue
+			}
+			if !strings.HasPrefix(meta, "160000 ") { // a submodule is not a file
+				files[p] = true
+			}
+			for d := path.Dir(p); d != "."; d = path.Dir(d) {
 				dirs[d]++
 			}
 		}
 	}
-	sn.dirs = dirs
+	sn.dirs, sn.files = dirs, files
 	return nil
 }
 

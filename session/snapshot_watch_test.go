@@ -241,7 +241,9 @@ func TestSnapshotWatcherMatchesFullScan(t *testing.T) {
 		require.Equal(t, want.Skipped, got.Skipped, "batch %d (%v)", batch, did)
 	}
 	assert.LessOrEqual(t, sn.scans.full, fulls, "only the first snapshot and those after the top .gitignore changed scan the whole tree")
-	assert.Greater(t, sn.scans.paths, 30, "the others ask git about the changed paths")
+	assert.Greater(t, sn.scans.paths+sn.scans.files, 30, "the others ask git about the changed paths")
+	assert.Positive(t, sn.scans.paths, "some with git status")
+	assert.Positive(t, sn.scans.files, "some, where only files of the index changed, without")
 	tb.git(dir, "fsck", "--strict", "--no-dangling")
 }
 
