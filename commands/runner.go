@@ -288,6 +288,7 @@ func (f *Factory) agentTools(o *AgentOptions, cfg Config, ws *tools.Workspace, d
 		ts = append(ts, tools.NewBash(tools.BashOptions{
 			Dir: dir, Env: tools.ScrubEnv(f.Environ(), f.secretNames(cfg)), Timeout: 2 * time.Minute,
 			TempDir: bashTempDir(), Secrets: f.redactor(), Sandbox: o.sandbox.bash,
+			NoEscalation: mode == tools.ModeBypass,
 		}))
 	}
 	if t := skillTool(skills); t != nil {

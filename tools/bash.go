@@ -58,6 +58,10 @@ type BashOptions struct {
 	// Sandbox, when set, runs every command in the operating system's
 	// sandbox; nil runs commands as plain child processes.
 	Sandbox *BashSandbox
+	// NoEscalation leaves the sandbox's way out (the sandbox and reason
+	// arguments) out of the schema: in bypass mode every command already
+	// runs unconfined, so an escalation could only stop for a person.
+	NoEscalation bool
 }
 
 // Bash runs command lines in a shell. The working directory a command ends
@@ -91,9 +95,9 @@ func NewBash(o BashOptions) *Bash {
 		shell = "/bin/sh"
 	}
 	escalate := ""
-	if o.Sandbox != nil {
-		escalate = `,"sandbox":{"type":"string","enum":["escalate"],"description":"only after a command failed for the sandbox (no network, a write outside the workspace): run it outside, once a person approves"},` +
-			`"reason":{"type":"string","description":"why it must leave the sandbox"}`
+	if o.Sandbox != nil && !o.NoEscalation {
+		escalate = `,"sandbox":{"type":"string","enum":["escalate"],"description":"only after the sandbox blocked it (network, writes outside the workspace): rerun it outside if a person approves your reason"},` +
+			`"reason":{"type":"string"}`
 	}
 	schema := fmt.Sprintf(`{"type":"object","properties":{"command":{"type":"string"},`+
 		`"timeout_ms":{"type":"integer","description":"default %d"}%s},"required":["command"]}`, o.Timeout.Milliseconds(), escalate)
@@ -102,7 +106,7 @@ func NewBash(o BashOptions) *Bash {
 
 // Spec describes the tool to the model.
 func (b *Bash) Spec() llm.ToolSpec {
-	return llm.ToolSpec{Name: "bash", Description: bashDesc, Schema: b.schema}
+	return llm.ToolSpec{Name: "bash", Description: strings.TrimSpace(bashDesc), Schema: b.schema}
 }
 
 // ReadOnly reports false: a command can change anything.
