@@ -549,25 +549,32 @@ func (sn *Snapshotter) changes() (changed, specs []string, full bool) {
 
 // updateFiles brings the index up to date without git status when every
 // changed path is a file (or symlink) of the index that is still one, or
-// is gone: git update-index hashes or removes them (ignore rules do not
-// apply to files the index has). ok is false when git status is needed.
+// is gone, or is a path the index and the last snapshot never had and
+// that is gone again (a temporary file: sed -i, an editor's swap file): git
+// update-index hashes or removes the index's files (ignore rules do not
+// apply to them). ok is false when git status is needed.
 func (sn *Snapshotter) updateFiles(ctx context.Context, changed []string) (tree plumbing.Hash, ok bool, err error) {
 	var add []byte
 	var gone []string
 	for _, p := range changed {
-		if !sn.files[p] {
-			return plumbing.ZeroHash, false, nil
-		}
 		fi, err := os.Lstat(filepath.Join(sn.top, filepath.FromSlash(p)))
+		missing := errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
 		switch {
+		case !sn.files[p] && missing && sn.dirs[p] == 0 && !sn.wasSkipped(p):
+			continue // came and went
+		case !sn.files[p]:
+			return plumbing.ZeroHash, false, nil
 		case err == nil && fi.IsDir():
 			return plumbing.ZeroHash, false, nil // what it holds needs git status
-		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		case missing:
 			gone = append(gone, p)
 		case err != nil:
 			return plumbing.ZeroHash, false, nil
 		}
 		add = append(append(add, p...), 0)
+	}
+	if len(add) == 0 {
+		return sn.tipTree, true, nil
 	}
 	sn.scans.files++
 	sn.clean = false
@@ -610,6 +617,17 @@ func (sn *Snapshotter) excludesStamp() string {
 func underAny(p string, dirs []string) bool {
 	for _, d := range dirs {
 		if p == d || strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// wasSkipped reports whether the last snapshot left p, or a directory
+// holding it, out.
+func (sn *Snapshotter) wasSkipped(p string) bool {
+	for _, s := range sn.skipped {
+		if sp := strings.TrimSuffix(s.Path, "/"); p == sp || strings.HasPrefix(p, sp+"/") {
 			return true
 		}
 	}

@@ -78,7 +78,23 @@ func (w *treeWorld) step() string {
 	files, dirs := w.files()
 	f, d := w.pick(files), w.pick(dirs)
 	name := fmt.Sprintf("n%d", w.n)
-	switch op := w.rng.IntN(16); op {
+	switch op := w.rng.IntN(18); op {
+	case 16: // sed -i: a temporary file renamed over the file
+		if f == "" {
+			return "nothing"
+		}
+		if fi, err := os.Lstat(w.path(f)); err != nil || !fi.Mode().IsRegular() {
+			return "nothing"
+		}
+		tmp := filepath.ToSlash(filepath.Join(filepath.Dir(f), "sed"+name))
+		w.write(tmp, "sed "+name+"\n")
+		require.NoError(w.t, os.Rename(w.path(tmp), w.path(f)))
+		return "sed -i " + f
+	case 17: // a file that comes and goes (a swap file)
+		p := filepath.ToSlash(filepath.Join(d, "."+name+".swp"))
+		w.write(p, "swap")
+		require.NoError(w.t, os.Remove(w.path(p)))
+		return "swap " + p
 	case 0, 1: // edit a file in place
 		if f == "" {
 			return "nothing"
