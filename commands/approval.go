@@ -55,6 +55,9 @@ func ttyApprover(s *IOStreams, r sync.Locker, prompting func() func(), help prom
 		choices := approvalChoices
 		if always == "" {
 			choices = strings.Replace(choices, "[a]lways/", "", 1) // no rule names just this call
+		} else {
+			// What "always" allows, before anyone chooses it.
+			fmt.Fprintf(tty, "(a allows %s for the rest of this session)\n", terminalSafe(always))
 		}
 		lines := readLines(tty)
 		defer lines.stop()

@@ -298,6 +298,7 @@ func TestTerminalApprovalAlways(t *testing.T) {
 	]}`)
 	p := startOnPty(t, dir, decodeEnv(dir, "TERM=dumb"), false, "run", "-m", "script:touch.json", "make a file")
 	p.waitFor(t, "[y]es/[a]lways/[N]o/no, because…")
+	assert.Contains(t, p.screen(), "(a allows bash(touch made.txt) for the rest of this session)\r\n[y]es/", "what always allows is said before the choice")
 	p.type_(t, "a\r")
 	require.Equal(t, 0, p.exit(t), p.screen())
 	screen := p.screen()
@@ -378,7 +379,7 @@ func TestTerminalApprovalShowsTheDiff(t *testing.T) {
 		p.type_(t, "n\r\r")
 		require.Equal(t, 0, p.exit(t), p.screen())
 		assert.Contains(t, screen, "decode: allow edit main.go? ", "the call by its file; the diff shows the rest")
-		assert.Contains(t, screen, "--- a/main.go\r\n+++ b/main.go\r\n@@ -1,5 +1,5 @@\r\n package main\r\n \r\n func main() {\r\n-    println(\"hi\")\r\n+    println(\"bye\")\r\n }\r\n[y]es/",
+		assert.Contains(t, screen, "--- a/main.go\r\n+++ b/main.go\r\n@@ -1,5 +1,5 @@\r\n package main\r\n \r\n func main() {\r\n-    println(\"hi\")\r\n+    println(\"bye\")\r\n }\r\n(a allows edit(main.go) for the rest of this session)\r\n[y]es/",
 			"the unified diff, before the choices")
 		assert.NotContains(t, screen, "\x1b", "TERM=dumb: no escape codes")
 		assert.Contains(t, long, "+line 37\r\n… 63 more lines of the diff not shown\r\n", "a long diff is cut at 40 lines, saying how many more")
