@@ -305,9 +305,10 @@ func (s *acpServer) initialize(_ context.Context, params json.RawMessage) (any, 
 		"protocolVersion": acpProtocolVersion,
 		"agentCapabilities": map[string]any{
 			"loadSession": true,
-			// Prompts are text; resource links and embedded text
-			// resources are read as text (embeddedContext).
-			"promptCapabilities":  map[string]bool{"image": false, "audio": false, "embeddedContext": true},
+			// Prompts are text and images (as decode ask -f sends
+			// them); resource links and embedded text resources are
+			// read as text (embeddedContext).
+			"promptCapabilities":  map[string]bool{"image": true, "audio": false, "embeddedContext": true},
 			"mcpCapabilities":     map[string]bool{"http": false, "sse": false},
 			"sessionCapabilities": map[string]any{"list": map[string]any{}},
 		},
@@ -511,22 +512,27 @@ func (s *acpServer) update(id string, u map[string]any) {
 }
 
 // promptText joins a prompt's content blocks into the text the model
-// reads: text as it is, resources as their text (or their URI).
-func promptText(blocks []json.RawMessage) (string, error) {
+// reads: text as it is, resources as their text (or their URI), and
+// images as a line naming each; the images go as attachments, as -f
+// FILE sends them.
+func promptText(blocks []json.RawMessage) (string, *attachments, error) {
 	var parts []string
+	var images *attachments
 	for _, raw := range blocks {
 		var b struct {
 			Type     string `json:"type"`
 			Text     string `json:"text"`
 			URI      string `json:"uri"`
 			Name     string `json:"name"`
+			MIMEType string `json:"mimeType"`
+			Data     string `json:"data"`
 			Resource struct {
 				URI  string `json:"uri"`
 				Text string `json:"text"`
 			} `json:"resource"`
 		}
 		if err := json.Unmarshal(raw, &b); err != nil {
-			return "", invalidParams("prompt: %v", err)
+			return "", nil, invalidParams("prompt: %v", err)
 		}
 		switch b.Type {
 		case "text":
@@ -535,15 +541,25 @@ func promptText(blocks []json.RawMessage) (string, error) {
 			parts = append(parts, fmt.Sprintf("[%s](%s)", firstNonEmpty(b.Name, b.URI), b.URI))
 		case "resource":
 			parts = append(parts, fmt.Sprintf("<context uri=%q>\n%s\n</context>", b.Resource.URI, b.Resource.Text))
+		case "image":
+			if images == nil {
+				images = &attachments{}
+			}
+			f, err := acpImage(b.MIMEType, b.Data, firstNonEmpty(b.URI, fmt.Sprintf("image %d", len(images.files)+1)))
+			if err != nil {
+				return "", nil, err
+			}
+			images.files = append(images.files, f)
+			parts = append(parts, fmt.Sprintf("<image path=%q type=%q/>", f.Path, f.MIME))
 		default:
-			return "", invalidParams("prompt: content of type %q is not supported (decode takes text and resources)", b.Type)
+			return "", nil, invalidParams("prompt: content of type %q is not supported (decode takes text, images and resources)", b.Type)
 		}
 	}
 	text := strings.TrimSpace(strings.Join(parts, "\n\n"))
 	if text == "" {
-		return "", invalidParams("prompt: empty; send at least one text block")
+		return "", nil, invalidParams("prompt: empty; send at least one text block")
 	}
-	return text, nil
+	return text, images, nil
 }
 
 func (s *acpServer) prompt(ctx context.Context, params json.RawMessage) (any, error) {
@@ -558,7 +574,7 @@ func (s *acpServer) prompt(ctx context.Context, params json.RawMessage) (any, er
 	if err != nil {
 		return nil, err
 	}
-	text, err := promptText(p.Prompt)
+	text, images, err := promptText(p.Prompt)
 	if err != nil {
 		return nil, err
 	}
@@ -577,7 +593,7 @@ func (s *acpServer) prompt(ctx context.Context, params json.RawMessage) (any, er
 		sess.turn = nil
 		sess.mu.Unlock()
 	}()
-	err = s.runTurn(ctx, askCtx, sess, turn, text)
+	err = s.runTurn(ctx, askCtx, sess, turn, text, images)
 	sess.mu.Lock()
 	cancelled := turn.cancelled
 	sess.mu.Unlock()
@@ -602,7 +618,7 @@ func textChunk(kind, text string) map[string]any {
 
 // runTurn runs one prompt as decode run (the session's first) or decode
 // resume (later ones) would.
-func (s *acpServer) runTurn(ctx, askCtx context.Context, sess *acpSession, turn *acpTurn, text string) error {
+func (s *acpServer) runTurn(ctx, askCtx context.Context, sess *acpSession, turn *acpTurn, text string, images *attachments) error {
 	f := *s.f
 	f.memo = newFactoryMemo() // each prompt reads config afresh, as a decode run would
 	quiet := *f.IO
@@ -617,6 +633,7 @@ func (s *acpServer) runTurn(ctx, askCtx context.Context, sess *acpSession, turn 
 	o.Dir = sess.cwd
 	o.Quiet = true
 	o.Prompt = text
+	o.Files, o.attached = nil, images
 	sess.mu.Lock()
 	o.Mode = sess.mode
 	o.Allow = append(append([]string{}, s.base.Allow...), sess.allow...)

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -194,7 +195,7 @@ func (a *attachments) checkModel(model string) error {
 	if len(imgs) == 0 || providers.TakesImages(model) {
 		return nil
 	}
-	return usageErrorf("-f %s is an image, and %s does not take images; nothing was sent. Pick a model that does (-m sonnet, -m flash, -m openai:gpt-4.1-mini) or attach text", imgs[0], model)
+	return usageErrorf("%s is an image, and %s does not take images; nothing was sent. Pick a model that does (-m sonnet, -m flash, -m openai:gpt-4.1-mini) or attach text", imgs[0], model)
 }
 
 // forAgent is what the loop records with the prompt.
@@ -229,4 +230,21 @@ func unstarted(err error) error {
 		ue.Flags = true
 	}
 	return err
+}
+
+// acpImage is an image content block as an attachment: one of the image
+// types -f takes, base64 data of at most maxImage bytes.
+func acpImage(mime, data, name string) (session.Attachment, error) {
+	if !imageTypes[mime] {
+		return session.Attachment{}, invalidParams("prompt: image %s is %q; decode takes image/png, image/jpeg, image/gif and image/webp", name, mime)
+	}
+	img, err := base64.StdEncoding.DecodeString(data)
+	if err != nil {
+		return session.Attachment{}, invalidParams("prompt: image %s: data is not base64: %v", name, err)
+	}
+	if len(img) > maxImage {
+		return session.Attachment{}, invalidParams("prompt: image %s is larger than %d bytes (5 MiB), the most every provider takes", name, maxImage)
+	}
+	sum := sha256.Sum256(img)
+	return session.Attachment{Path: name, Size: int64(len(img)), SHA256: hex.EncodeToString(sum[:]), MIME: mime, Image: img}, nil
 }
