@@ -84,6 +84,10 @@ func flagSuggestion(c *cli.Context, err error) string {
 	if m == nil || c == nil || c.Command == nil {
 		return ""
 	}
+	if m[1] == "v" || m[1] == "verbose" {
+		// decode -v log: -v moved to the command, which has none.
+		return "; -v (--verbose) is a flag of the commands that run the model (ask, run, plan, resume, replay, compact, acp); decode -v alone prints the version"
+	}
 	var names []string
 	for _, fl := range c.Command.Flags {
 		names = append(names, fl.Names()...)
