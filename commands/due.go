@@ -25,10 +25,11 @@ func resumeDue(ctx context.Context, ro *ResumeOptions) error {
 	if err := ro.Agent.checkFlags(); err != nil {
 		return err
 	}
-	st, err := openStore(ro.Agent.F, ro.Agent.Dir)
+	gst, err := openStore(ro.Agent.F, ro.Agent.Dir)
 	if err != nil {
 		return err
 	}
+	st := gst.Sessions()
 	infos, err := st.List(ctx)
 	if err != nil {
 		return err
