@@ -57,6 +57,18 @@ func TestACPImagePrompt(t *testing.T) {
 	require.Len(t, user.Attachments, 1)
 	assert.Equal(t, pngData, []byte(user.Attachments[0].Image))
 
+	// session/load streams the image back with the prompt.
+	resp, history := c.request("session/load", map[string]any{"sessionId": id, "cwd": dir, "mcpServers": []any{}})
+	result(t, resp)
+	var images []map[string]any
+	for _, u := range history {
+		if content, ok := u["content"].(map[string]any); ok && u["sessionUpdate"] == "user_message_chunk" && content["type"] == "image" {
+			images = append(images, content)
+		}
+	}
+	require.Len(t, images, 1, "history: %v", kinds(history))
+	assert.Equal(t, map[string]any{"type": "image", "mimeType": "image/png", "data": b64, "uri": "file:///tmp/shot.png"}, images[0])
+
 	resp = prompt(text, map[string]any{"type": "image", "mimeType": "image/tiff", "data": "AAAA"})
 	require.NotNil(t, resp["error"])
 	assert.Contains(t, resp["error"].(map[string]any)["message"], `"image/tiff"; decode takes image/png, image/jpeg, image/gif and image/webp`)

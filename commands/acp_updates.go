@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -318,6 +319,12 @@ func replayHistory(es []session.Entry, root string, send func(map[string]any)) {
 			var d session.UserData
 			if e.Decode(&d) == nil && d.Text != "" {
 				send(textChunk("user_message_chunk", d.Text))
+			}
+			for _, a := range d.Attachments {
+				if a.IsImage() { // the images the prompt carried, as the client sent them
+					send(map[string]any{"sessionUpdate": "user_message_chunk", "content": map[string]string{
+						"type": "image", "mimeType": a.MIME, "data": base64.StdEncoding.EncodeToString(a.Image), "uri": a.Path}})
+				}
 			}
 		case session.TypeAssistant:
 			var d session.AssistantData
