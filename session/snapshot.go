@@ -451,7 +451,7 @@ func (sn *Snapshotter) writeTree(ctx context.Context) (plumbing.Hash, []SkippedP
 			return plumbing.ZeroHash, nil, fmt.Errorf("git write-tree printed %q", out)
 		}
 	}
-	if err := sn.countIndex(ctx, full || st.conflicts, h, added, st.gone); err != nil {
+	if err := sn.countIndex(ctx, full || st.conflicts, added, st.gone); err != nil {
 		return plumbing.ZeroHash, nil, err
 	}
 	sn.skipped = skipped
@@ -589,7 +589,7 @@ func (sn *Snapshotter) updateFiles(ctx context.Context, changed []string) (tree 
 	if tree.IsZero() {
 		return plumbing.ZeroHash, true, fmt.Errorf("git write-tree printed %q", out)
 	}
-	return tree, true, sn.countIndex(ctx, false, tree, nil, gone)
+	return tree, true, sn.countIndex(ctx, false, nil, gone)
 }
 
 // excludesStamp sums up the size and time of the exclude files git reads
@@ -635,10 +635,10 @@ func (sn *Snapshotter) wasSkipped(p string) bool {
 }
 
 // countIndex keeps sn.dirs (the number of index paths below each
-// directory) and sn.files in step with the index: rebuilt from tree after
-// a full scan (or a conflict), else changed by the files added and gone.
+// directory) and sn.files in step with the index: read from it after a
+// full scan (or a conflict), else changed by the files added and gone.
 // Without a watcher they are not needed.
-func (sn *Snapshotter) countIndex(ctx context.Context, rebuild bool, tree plumbing.Hash, added, gone []string) error {
+func (sn *Snapshotter) countIndex(ctx context.Context, rebuild bool, added, gone []string) error {
 	if sn.watch == nil {
 		sn.dirs, sn.files = nil, nil
 		return nil
@@ -660,23 +660,24 @@ func (sn *Snapshotter) countIndex(ctx context.Context, rebuild bool, tree plumbi
 		}
 		return nil
 	}
+	// The index holds tree now; git ls-files also tells which entries
+	// are skip-worktree (sparse checkout): git update-index --remove
+	// would drop those, so they go through git status, as submodules do.
 	dirs, files := map[string]int{}, map[string]bool{}
-	if !tree.IsZero() {
-		out, err := sn.git(ctx, nil, "ls-tree", "-r", "-z", "--full-tree", tree.String())
-		if err != nil {
-			return err
+	out, err := sn.git(ctx, nil, "ls-files", "-z", "--stage", "-t")
+	if err != nil {
+		return err
+	}
+	for _, rec := range strings.Split(string(out), "\x00") {
+		meta, p, ok := strings.Cut(rec, "\t")
+		if !ok {
+			continue
 		}
-		for _, rec := range strings.Split(string(out), "\x00") {
-			meta, p, ok := strings.Cut(rec, "\t")
-			if !ok {
-				continue
-			}
-			if !strings.HasPrefix(meta, "160000 ") { // a submodule is not a file
-				files[p] = true
-			}
-			for d := path.Dir(p); d != "."; d = path.Dir(d) {
-				dirs[d]++
-			}
+		if strings.HasPrefix(meta, "H ") && !strings.HasPrefix(meta, "H 160000 ") {
+			files[p] = true
+		}
+		for d := path.Dir(p); d != "."; d = path.Dir(d) {
+			dirs[d]++
 		}
 	}
 	sn.dirs, sn.files = dirs, files

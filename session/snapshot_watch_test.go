@@ -351,3 +351,34 @@ func TestSnapshotSeesExcludeFileChanges(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "main.go\nx.log\nx.tmp", tb.git(dir, "ls-tree", "-r", "--name-only", d.Tree), "un-ignored by the global excludes file")
 }
+
+// TestSnapshotKeepsSkipWorktreeEntries: a sparse checkout's skip-worktree
+// entries have no file; one appearing and going again at such a path must
+// not drop the entry (git update-index --remove would).
+func TestSnapshotKeepsSkipWorktreeEntries(t *testing.T) {
+	tb := newTestbed(t)
+	dir := tb.repo()
+	sparse := filepath.Join(dir, "sparse", "b.txt")
+	require.NoError(t, os.MkdirAll(filepath.Dir(sparse), 0o755))
+	require.NoError(t, os.WriteFile(sparse, []byte("b\n"), 0o644))
+	tb.git(dir, "add", "-A")
+	tb.git(dir, "commit", "-q", "-m", "sparse")
+	tb.git(dir, "update-index", "--skip-worktree", "sparse/b.txt")
+	require.NoError(t, os.Remove(sparse))
+
+	_, sn := tb.snapshotter(dir)
+	ctx := context.Background()
+	first, err := sn.Snapshot(ctx)
+	require.NoError(t, err)
+	require.NotNil(t, sn.watch)
+	require.NoError(t, os.WriteFile(sparse, []byte("scratch\n"), 0o644))
+	require.NoError(t, os.Remove(sparse))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main // edited\n"), 0o644))
+	got, err := sn.Snapshot(ctx)
+	require.NoError(t, err)
+	want, err := tb.fullScanner(dir).Snapshot(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, want.Tree, got.Tree)
+	assert.Contains(t, tb.git(dir, "ls-tree", "-r", "--name-only", got.Tree), "sparse/b.txt")
+	assert.NotEqual(t, first.Tree, got.Tree)
+}
