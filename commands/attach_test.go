@@ -22,16 +22,16 @@ import (
 	"decode/agent/llm/providers"
 )
 
-// testImages returns a real PNG of 2×2 pixels followed by 1 MiB of random
+// testImages returns a real PNG of 2×2 pixels followed by 96 KiB of random
 // bytes (which image decoders ignore), so that the session holds a line of
-// 2 MiB, and a real 2×2 GIF.
+// about 200 KiB, past a 64 KiB chunk, and a real 2×2 GIF.
 func testImages(t *testing.T) (pngData, gifData []byte) {
 	img := image.NewPaletted(image.Rect(0, 0, 2, 2), color.Palette{color.Black, color.White})
 	img.SetColorIndex(1, 1, 1)
 	var p, g bytes.Buffer
 	require.NoError(t, png.Encode(&p, img))
 	require.NoError(t, gif.Encode(&g, img, nil))
-	pad := make([]byte, 1<<20)
+	pad := make([]byte, 96<<10)
 	_, _ = rand.Read(pad)
 	return append(p.Bytes(), pad...), g.Bytes()
 }
@@ -88,7 +88,7 @@ func TestAttachImagesEndToEnd(t *testing.T) {
 			_, stderr, code = run("replay", "-q", "@", "-m", model)
 			require.Equal(t, 0, code, stderr)
 
-			// The session with its 2 MiB line reads back whole.
+			// The session with its long line reads back whole.
 			out, stderr, code := run("log", "--check")
 			require.Equal(t, 0, code, "log --check: %s%s", out, stderr)
 			out, stderr, code = run("log", "@~1")
