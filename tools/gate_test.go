@@ -267,6 +267,20 @@ func BenchmarkGateCheck(b *testing.B) {
 	}
 }
 
+// BenchmarkGateCheckReader measures one check of a line of workspace
+// readers in edit mode without the sandbox: each path is resolved from
+// each directory the line may run in.
+func BenchmarkGateCheckReader(b *testing.B) {
+	g, err := NewGate(GateConfig{Root: b.TempDir(), Mode: ModeEdit})
+	require.NoError(b, err)
+	args := json.RawMessage(`{"command":"cd tools && git diff --stat -- gate.go | head -n 40 && rg -n 'func Check' . && cat gate.go"}`)
+	require.Equal(b, Allow, g.Check("bash", false, args).Decision)
+	b.ReportAllocs()
+	for b.Loop() {
+		g.Check("bash", false, args)
+	}
+}
+
 // BenchmarkGateCheckFile measures one check of a file edit.
 func BenchmarkGateCheckFile(b *testing.B) {
 	g, err := NewGate(GateConfig{Root: b.TempDir(), Mode: ModeEdit, Allow: []string{"edit(src/**)"}})
