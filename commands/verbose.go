@@ -199,7 +199,7 @@ func (o *AgentOptions) verboseSpec(s session.RunSpec) {
 	if !o.Verbose {
 		return
 	}
-	o.verbosef("resume: the session's recorded spec: %s", describeSpec(s))
+	o.verbosef("spec: the session recorded %s; flags given here change it", describeSpec(s))
 }
 
 // describeSpec renders a run spec in one line: the settings it holds,
