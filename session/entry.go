@@ -276,3 +276,49 @@ type PlanStepData struct {
 	Status string `json:"status"` // done, failed
 	Note   string `json:"note,omitempty"`
 }
+
+// toolImage is a tool result's image as a session line holds it: its bytes
+// in hex, like an attachment's (see HexBytes), so redacting the line can
+// never break them. Data is the base64 form sessions written before hex
+// held; it is read, never written.
+type toolImage struct {
+	MIME string   `json:"mime"`
+	Hex  HexBytes `json:"hex,omitempty"`
+	Data []byte   `json:"data,omitempty"`
+}
+
+// toolResultJSON is ToolResultData with its images as toolImage: the outer
+// Images field hides the embedded llm.ToolResult's in encoding/json.
+type toolResultJSON struct {
+	plainToolResult
+	Images []toolImage `json:"images,omitempty"`
+}
+
+type plainToolResult ToolResultData
+
+// MarshalJSON writes the result with its images in hex.
+func (d ToolResultData) MarshalJSON() ([]byte, error) {
+	out := toolResultJSON{plainToolResult: plainToolResult(d)}
+	for _, im := range d.Images {
+		out.Images = append(out.Images, toolImage{MIME: im.MIME, Hex: HexBytes(im.Data)})
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads images in hex, or in the base64 of older sessions.
+func (d *ToolResultData) UnmarshalJSON(b []byte) error {
+	var in toolResultJSON
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	*d = ToolResultData(in.plainToolResult)
+	d.Images = nil
+	for _, im := range in.Images {
+		data := []byte(im.Hex)
+		if data == nil {
+			data = im.Data
+		}
+		d.Images = append(d.Images, llm.Image{MIME: im.MIME, Data: data})
+	}
+	return nil
+}
