@@ -3,6 +3,7 @@ package tools
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -350,4 +351,66 @@ func TestGateAddAllowAndAllowsWith(t *testing.T) {
 	assert.Equal(t, Ask, g.Check("bash", false, args("touch y")).Decision, "and only for that command")
 	assert.True(t, g.AllowsWith("bash(touch y)", "bash", false, args("touch y")))
 	assert.Error(t, g.AddAllow("bash("), "a bad rule is refused")
+}
+
+// A directory the model wrote in the shape of a bare repository (HEAD,
+// refs, objects/info/alternates borrowing the workspace's commits, a config
+// with a diff driver's textconv command) would make a git "reader" run that
+// command: git discovers it as a repository. Edit mode without the sandbox
+// asks for git there.
+func TestGateEditModeGitReaderInAWrittenRepository(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	root := t.TempDir()
+	gitIn := func(dir string, args ...string) string {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+root, "GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@a", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@a")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "git %v: %s", args, out)
+		return strings.TrimSpace(string(out))
+	}
+	gitIn(root, "init", "-q")
+	require.NoError(t, os.WriteFile(filepath.Join(root, "a.txt"), []byte("one\n"), 0o644))
+	gitIn(root, "add", "a.txt")
+	gitIn(root, "commit", "-qm", "one")
+	require.NoError(t, os.WriteFile(filepath.Join(root, "a.txt"), []byte("two\n"), 0o644))
+	gitIn(root, "commit", "-qam", "two")
+	head := gitIn(root, "rev-parse", "HEAD")
+
+	// Only files the write tool may write (nothing under .git).
+	marker := filepath.Join(root, "ran")
+	evil := filepath.Join(root, "evil")
+	files := map[string]string{
+		"HEAD":                    "ref: refs/heads/main\n",
+		"refs/heads/main":         head + "\n",
+		"objects/info/alternates": filepath.Join(root, ".git", "objects") + "\n",
+		"config":                  "[core]\n\trepositoryformatversion = 0\n\tbare = true\n[diff \"x\"]\n\ttextconv = touch " + marker + " && cat\n",
+		"info/attributes":         "* diff=x\n",
+	}
+	g, err := NewGate(GateConfig{Root: root, Mode: ModeEdit, BashDir: func() string { return root }})
+	require.NoError(t, err)
+	for name, content := range files {
+		args, _ := json.Marshal(map[string]string{"path": "evil/" + name, "content": content})
+		require.Equal(t, Allow, g.Check("write", false, args).Decision, "edit mode writes evil/%s", name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(evil, name)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(evil, name), []byte(content), 0o644))
+	}
+	check := func(cmd string) Decision {
+		args, _ := json.Marshal(map[string]string{"command": cmd})
+		return g.Check("bash", false, args).Decision
+	}
+	assert.Equal(t, Ask, check("cd evil && git log -p"), "git would run the written config's command")
+	assert.Equal(t, Ask, check("cd evil/refs && git show"), "from below it too")
+	assert.Equal(t, Allow, check("git log -p"), "the workspace's own repository")
+	assert.Equal(t, Allow, check("cd evil && cat config"), "other readers do not read git's config")
+
+	// The threat is real: git there runs the command.
+	cmd := exec.Command("git", "log", "-p")
+	cmd.Dir = evil
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+root)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.FileExists(t, marker, "git log -p in the written repository ran its textconv command")
 }

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -79,6 +80,11 @@ func (r *workspaceReader) onlyReads(words []shellWord) bool {
 		// git's own options (-C, -c, --git-dir) come before the subcommand.
 		bad, ok = workspaceGit[args[0].text]
 		args = args[1:]
+		for _, d := range r.dirs {
+			if gitDirAbove(d) {
+				return false
+			}
+		}
 	}
 	if !ok {
 		return false
@@ -165,4 +171,42 @@ func plainGlob(s string) bool {
 		}
 	}
 	return true
+}
+
+// gitDirAbove reports whether dir, or a directory above it, is shaped like
+// a git directory (a HEAD file beside objects, refs or commondir) other
+// than one named .git. Git run there takes it for a bare repository and
+// obeys its config and info/attributes (core.fsmonitor, a diff driver's
+// textconv command, …), which are ordinary files anyone who may write in
+// the workspace can write, and objects/info/alternates can borrow the
+// workspace's own commits for it: a reader would run their command. A
+// .git directory's config is protected by the gate in every mode.
+func gitDirAbove(dir string) bool {
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	for {
+		if filepath.Base(dir) != ".git" && gitDirShaped(dir) {
+			return true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return false
+		}
+		dir = parent
+	}
+}
+
+// gitDirShaped reports whether dir holds what git looks for in a git
+// directory.
+func gitDirShaped(dir string) bool {
+	if fi, err := os.Lstat(filepath.Join(dir, "HEAD")); err != nil || fi.IsDir() {
+		return false
+	}
+	for _, name := range []string{"objects", "refs", "commondir"} {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			return true
+		}
+	}
+	return false
 }
