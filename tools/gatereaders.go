@@ -19,20 +19,29 @@ import (
 // without asking, with the options (long or short) that disqualify a call.
 var workspaceReaders = map[string][]string{
 	"ls": nil, "cat": nil, "head": nil, "tail": nil, "wc": nil, "nl": nil, "tac": nil,
-	"grep": nil, "egrep": nil, "fgrep": nil, "rg": {"--pre", "--pre-glob", "--hostname-bin"},
-	"cd": nil, "pwd": nil, "stat": nil, "du": nil, "diff": nil, "cmp": nil,
+	// Recursion that follows symbolic links reads wherever a link in the
+	// tree points: grep -R, rg -L, diff -r (diff follows links).
+	"grep": {"-R", "--dereference-recursive"}, "egrep": {"-R", "--dereference-recursive"}, "fgrep": {"-R", "--dereference-recursive"},
+	"rg": {"--pre", "--pre-glob", "--hostname-bin", "-L", "--follow", "-z", "--search-zip"},
+	"cd": nil, "pwd": nil, "stat": nil, "du": nil, "diff": {"-r", "--recursive"}, "cmp": nil,
 	"basename": nil, "dirname": nil, "realpath": nil, "readlink": nil,
-	"md5sum": nil, "sha1sum": nil, "sha256sum": nil, "echo": nil, "printf": nil, "true": nil, "false": nil,
+	// printf -v assigns, and an array subscript in the name is evaluated:
+	// printf -v 'a[$(cmd)]' runs cmd.
+	"md5sum": nil, "sha1sum": nil, "sha256sum": nil, "echo": nil, "printf": {"-v"}, "true": nil, "false": nil,
 }
 
 // workspaceGit are the git subcommands edit mode without the sandbox runs
 // without asking, with the options that disqualify a call (--output writes
 // a file; grep -O runs a pager command).
 var workspaceGit = map[string][]string{
-	"status": nil, "diff": {"--output"}, "log": {"--output"}, "show": {"--output"},
+	"status": nil, "diff": nil, "log": nil, "show": nil,
 	"ls-files": nil, "ls-tree": nil, "blame": nil, "grep": {"-O", "--open-files-in-pager"},
-	"rev-parse": nil, "shortlog": {"--output"}, "describe": nil,
+	"rev-parse": nil, "shortlog": nil, "describe": nil,
 }
+
+// gitBad are the options that disqualify every git reader: --output writes
+// a file (git diff, log, show, blame and shortlog all take it).
+var gitBad = []string{"--output"}
 
 // workspaceReader checks commands against the workspace from the
 // directories a line may run them in.
@@ -46,7 +55,7 @@ type workspaceReader struct {
 // mode, the sandbox active, a file written, a directory known only at run
 // time or outside the workspace, or a file read from outside it (< FILE).
 func (g *Gate) workspaceReader(an *shellAnalysis, dirs []string, dirsKnown bool) *workspaceReader {
-	if g.mode != ModeEdit || g.sandboxed || len(an.writes) > 0 || !dirsKnown {
+	if g.mode != ModeEdit || g.sandboxed || len(an.writes) > 0 || an.expands || !dirsKnown {
 		return nil
 	}
 	r := &workspaceReader{g: g, dirs: dirs}
@@ -74,11 +83,17 @@ func (r *workspaceReader) onlyReads(words []shellWord) bool {
 	bad, ok := workspaceReaders[words[0].text]
 	args := words[1:]
 	if words[0].text == "git" {
+		// The global options that only turn something off; any other
+		// (-C, -c, --git-dir, --exec-path) asks.
+		for len(args) > 0 && args[0].literal && (args[0].text == "--no-pager" || args[0].text == "-P" || args[0].text == "--no-optional-locks") {
+			args = args[1:]
+		}
 		if len(args) == 0 || !args[0].literal {
 			return false
 		}
 		// git's own options (-C, -c, --git-dir) come before the subcommand.
 		bad, ok = workspaceGit[args[0].text]
+		bad = append(append([]string(nil), bad...), gitBad...)
 		args = args[1:]
 		for _, d := range r.dirs {
 			if gitDirAbove(d) {
@@ -95,6 +110,9 @@ func (r *workspaceReader) onlyReads(words []shellWord) bool {
 	for _, w := range args {
 		if w.procSubst {
 			continue // <(cmd): a command checked on its own
+		}
+		if !w.literal && r.globsAnOption(w.text) {
+			return false // * matching a file named --pre=sh is that option
 		}
 		if strings.HasPrefix(w.text, "-") && w.literal {
 			if disqualifies(w.text, bad) {
@@ -206,6 +224,34 @@ func gitDirShaped(dir string) bool {
 	for _, name := range []string{"objects", "refs", "commondir"} {
 		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
 			return true
+		}
+	}
+	return false
+}
+
+// globsAnOption reports whether the glob pattern, expanded now from any
+// directory the line runs in, matches a name that the program would take
+// for an option (a file the model named "--output=x" or "-n").
+func (r *workspaceReader) globsAnOption(pattern string) bool {
+	for _, d := range r.dirs {
+		p := pattern
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(d, p)
+		}
+		matches, err := filepath.Glob(p)
+		if err != nil {
+			return true
+		}
+		for _, m := range matches {
+			rel := m
+			if !filepath.IsAbs(pattern) {
+				if rel, err = filepath.Rel(d, m); err != nil {
+					return true
+				}
+			}
+			if strings.HasPrefix(rel, "-") {
+				return true
+			}
 		}
 	}
 	return false

@@ -95,6 +95,9 @@ type shellAnalysis struct {
 	dotglob bool
 	// reads are the files the line reads by redirection (< FILE).
 	reads []shellWord
+	// expands: a heredoc or here-string expands a parameter, arithmetic or
+	// a substitution, which edit mode's readers do not take.
+	expands bool
 }
 
 // shellAnalyzer collects the units of a command line and the strings it
@@ -469,6 +472,15 @@ func (v *shellVisitor) redirect(r *syntax.Redirect) {
 	switch r.Op {
 	case syntax.RdrIn:
 		v.a.out.reads = append(v.a.out.reads, v.word(r.Word))
+		return
+	case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+		body := r.Hdoc
+		if r.Op == syntax.WordHdoc {
+			body = r.Word
+		}
+		if body != nil && !v.word(body).literal {
+			v.a.out.expands = true
+		}
 		return
 	case syntax.RdrOut, syntax.AppOut, syntax.RdrInOut, syntax.RdrClob, syntax.AppClob,
 		syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob:
