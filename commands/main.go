@@ -55,6 +55,12 @@ func Main(args []string, f *Factory) int {
 	return ExitCode(err)
 }
 
+func init() {
+	// -v alone prints the version; after a command it is that command's
+	// --verbose (decode -v run … too): say so where both show.
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Aliases: []string{"v"}, Usage: "print the version (-v with a command that runs the model is its --verbose)", DisableDefaultText: true}
+}
+
 // NewApp builds the command tree.
 func NewApp(f *Factory) *cli.App {
 	app := &cli.App{
