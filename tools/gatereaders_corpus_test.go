@@ -237,7 +237,10 @@ func TestReadersBenignCorpus(t *testing.T) {
 		}
 	}
 	t.Logf("readers benign corpus: %d commands, %d asked (false asks):\n%s", len(cases), len(asked), strings.Join(asked, "\n"))
-	assert.LessOrEqual(t, len(asked), len(cases)/4, "most ordinary reading commands run without asking")
+	// docs/tools.md gives the count: "cd src && … && cd .." asks, because
+	// each path is taken from every directory the line may be in, and ..
+	// from the workspace's top is outside.
+	assert.LessOrEqual(t, len(asked), 1, "ordinary reading commands run without asking")
 }
 
 // redirectEdit reports whether what a line did is a write into the
