@@ -1,8 +1,6 @@
 package commands
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -41,38 +39,11 @@ func (o *AgentOptions) checkLastMessage() error {
 	return nil
 }
 
-// writeLastMessage writes a run's final answer to path atomically: into a
-// new file beside it, then renamed over it, so a reader never sees half an
-// answer and a failed write leaves what was there. A new file gets the
-// mode a shell redirection would give it (0666 less the umask); an
-// existing one keeps its mode.
+// writeLastMessage writes a run's final answer to path atomically (see
+// writeFileAtomic): a new file gets the mode a shell redirection would
+// give it, an existing one keeps its mode.
 func writeLastMessage(path, text string) error {
-	var b [6]byte
-	rand.Read(b[:])
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".decode-"+hex.EncodeToString(b[:]))
-	mode := fs.FileMode(0o666)
-	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-		mode = fi.Mode().Perm()
-	}
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err != nil {
-		return err
-	}
-	_, err = f.WriteString(text)
-	if err == nil && mode != 0o666 {
-		err = f.Chmod(mode) // the umask applied at creation
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := writeFileAtomic(path, []byte(text), 0o666); err != nil {
 		return fmt.Errorf("write --output-last-message %s: %w", path, err)
 	}
 	return nil

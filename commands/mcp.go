@@ -177,8 +177,8 @@ func mcpAdd(o *MCPOptions) error {
 	if err := decodeConfig(&check, path, data); err != nil {
 		return fmt.Errorf("adding the server would break %s (%v); add it by hand", path, err)
 	}
-	if err := writeFileAtomic(path, data); err != nil {
-		return err
+	if err := writeFileAtomic(path, data, 0o600); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	fmt.Fprintf(o.F.IO.Err, "added MCP server %s to %s; its tools are mcp__%s__*; check it with decode mcp tools %s\n", o.Name, path, o.Name, o.Name)
 	return nil
@@ -238,8 +238,8 @@ func mcpRemove(o *MCPOptions) error {
 	if _, still := check.MCPServers[o.Name]; still {
 		return fmt.Errorf("cannot remove %s from %s automatically (it is not written as a [mcp_servers.%s] table); edit the file by hand", o.Name, path, o.Name)
 	}
-	if err := writeFileAtomic(path, next); err != nil {
-		return err
+	if err := writeFileAtomic(path, next, 0o600); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	fmt.Fprintf(o.F.IO.Err, "removed MCP server %s from %s\n", o.Name, path)
 	return nil
@@ -255,28 +255,6 @@ func isServerTable(header, name string) bool {
 		}
 	}
 	return false
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".config-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }
 
 // mcpConfig loads the config for dir and the servers it enables.

@@ -252,22 +252,7 @@ func (s trustStore) set(root, hash string) error {
 	if hash != "" {
 		fmt.Fprintf(&b, "%s %s\n", hash, root)
 	}
-	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
-		return fmt.Errorf("write trust list: %w", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(s.path), ".trusted-*")
-	if err != nil {
-		return fmt.Errorf("write trust list: %w", err)
-	}
-	_, err = tmp.WriteString(b.String())
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), s.path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := writeFileAtomic(s.path, []byte(b.String()), 0o600); err != nil {
 		return fmt.Errorf("write trust list: %w", err)
 	}
 	return nil
